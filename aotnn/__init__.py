@@ -1,0 +1,26 @@
+"""aotnn: MindSpore's nn.Cell API, compiled ahead of time with Apache TVM.
+
+    import aotnn as ms
+    from aotnn import nn, ops, Tensor, Parameter
+"""
+from . import common, context, ops
+from .common import dtype
+from .common.dtype import (bool_, double, float16, float32, float64, half, int8, int16, int32, int64, single,
+                           uint8, uint16, uint32, uint64)
+from .common.initializer import initializer
+from .common.parameter import Parameter, ParameterTuple
+from .common.seed import get_seed, set_seed
+from .common.tensor import Tensor, tensor
+from .context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
+from . import nn  # noqa: E402  (nn needs ops)
+from . import layers, models  # noqa: E402
+from .train.serialization import load_checkpoint, load_param_into_net, save_checkpoint  # noqa: E402
+
+mstype = dtype
+__version__ = "0.1.0"
+
+__all__ = ["Tensor", "tensor", "Parameter", "ParameterTuple", "nn", "ops", "layers", "models", "dtype",
+           "mstype", "initializer", "set_seed", "get_seed", "set_context", "get_context", "context",
+           "GRAPH_MODE", "PYNATIVE_MODE", "save_checkpoint", "load_checkpoint", "load_param_into_net",
+           "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+           "uint64", "bool_", "half", "single", "double"]

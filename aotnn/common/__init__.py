@@ -1,0 +1,1 @@
+"""Tensor, Parameter, dtypes, initializers and seeds."""

@@ -1,0 +1,113 @@
+"""Capture a Python function over Tensors, build it (cached by content hash), and run it."""
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import tvm
+
+import aotnn_runtime
+import relay_frontend
+import schedules
+
+from ..common.parameter import Parameter
+from ..common.tensor import Tensor
+
+_LOADED: dict[str, aotnn_runtime.Module] = {}
+_LOCK = threading.Lock()
+STATS = {"builds": 0, "disk_hits": 0, "captures": 0}
+
+
+def _flatten(tree: Any, leaves: list[Tensor]) -> Any:
+    """Replace symbolic tensors in ``tree`` with their position in ``leaves``."""
+    if isinstance(tree, Tensor) and tree.is_symbolic:
+        leaves.append(tree)
+        return ("__leaf__", len(leaves) - 1)
+    if isinstance(tree, (tuple, list)):
+        items = [_flatten(item, leaves) for item in tree]
+        return tuple(items) if isinstance(tree, tuple) else items
+    if isinstance(tree, dict):
+        return {key: _flatten(value, leaves) for key, value in tree.items()}
+    return tree
+
+
+def _unflatten(tree: Any, values: Sequence[Tensor]) -> Any:
+    if isinstance(tree, tuple) and len(tree) == 2 and tree[0] == "__leaf__":
+        return values[tree[1]]
+    if isinstance(tree, (tuple, list)):
+        items = [_unflatten(item, values) for item in tree]
+        return tuple(items) if isinstance(tree, tuple) else items
+    if isinstance(tree, dict):
+        return {key: _unflatten(value, values) for key, value in tree.items()}
+    return tree
+
+
+class Compiled:
+    """A built function: the loaded artifact plus how to feed it and read its results."""
+
+    def __init__(self, module: aotnn_runtime.Module, params: list[Parameter], param_names: list[str],
+                 output_tree: Any, num_outputs: int, update_params: list[Parameter], artifact: str):
+        self.module = module
+        self.entry = module["predict"]
+        self.params = params
+        self.param_names = param_names
+        self.output_tree = output_tree
+        self.num_outputs = num_outputs
+        self.update_params = update_params
+        self.artifact = artifact
+
+    def __call__(self, arrays: Sequence[np.ndarray]) -> Any:
+        values = {name: p._data for name, p in zip(self.param_names, self.params)}
+        results = self.entry(*arrays, params=values)
+        for param, new_value in zip(self.update_params, results[self.num_outputs:]):
+            param.set_data(new_value)
+        tensors = [Tensor._from_numpy(r) for r in results[:self.num_outputs]]
+        return _unflatten(self.output_tree, tensors)
+
+
+def _module_key(mod: tvm.IRModule, target: dict, input_names, param_names) -> str:
+    return schedules.content_key(tvm.ir.save_json(mod), target, list(input_names), list(param_names),
+                                 schedules.build.BUILD_VERSION if hasattr(schedules.build, "BUILD_VERSION")
+                                 else "", tvm.__version__)
+
+
+def compile_function(fn: Callable[..., Any], input_specs: Sequence[tuple[str, tuple[int, ...], str]],
+                     target: Any = None) -> Compiled:
+    """Capture ``fn`` on symbolic inputs, then build it or reuse the cached artifact.
+
+    Args:
+        fn: called with one symbolic Tensor per input spec; returns Tensors (possibly nested).
+        input_specs: (name, shape, dtype name) per input.
+        target: target name or dict; default the host CPU.
+    Returns:
+        a :class:`Compiled` callable on numpy arrays.
+    """
+    capture = relay_frontend.Capture()
+    with capture:
+        symbolic = [Tensor._from_expr(capture.input(name, shape, dtype)) for name, shape, dtype in input_specs]
+        result = fn(*symbolic)
+        leaves: list[Tensor] = []
+        tree = _flatten(result, leaves)
+        mod = capture.finish([leaf._expr for leaf in leaves])
+    STATS["captures"] += 1
+    target_dict = schedules.resolve(target)
+    input_names = [spec[0] for spec in input_specs]
+    param_names = list(capture.param_names)
+    key = _module_key(mod, target_dict, input_names, param_names)
+    path = schedules.artifact_path(key)
+    with _LOCK:
+        module = _LOADED.get(path)
+        if module is None:
+            if os.path.isdir(path):
+                STATS["disk_hits"] += 1
+            else:
+                schedules.build(mod, input_names, param_names, target=target_dict, output_dir=path,
+                                num_param_updates=len(capture.param_updates))
+                STATS["builds"] += 1
+            module = aotnn_runtime.load(path)
+            _LOADED[path] = module
+    updates = [capture.param_keys[index] for index, _ in capture.param_updates]
+    return Compiled(module, list(capture.param_keys), param_names, tree, len(leaves), updates, path)

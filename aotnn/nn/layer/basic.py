@@ -1,0 +1,72 @@
+"""Dense and Flatten."""
+from __future__ import annotations
+
+from ... import ops
+from ...common import dtype as mstype
+from ...common.initializer import initializer
+from ...common.parameter import Parameter
+from ..cell import Cell
+from ._checks import positive_int
+
+
+class Flatten(Cell):
+    """Flattens every axis after the first: (N, ...) -> (N, prod(...))."""
+
+    def construct(self, x):
+        return ops.flatten(x)
+
+
+class Dense(Cell):
+    """Fully connected layer: ``activation(x @ weight.T + bias)``.
+
+    Args:
+        in_channels: input features.
+        out_channels: output features.
+        weight_init: initializer of the (out_channels, in_channels) weight. Default: 'normal'.
+        bias_init: initializer of the bias. Default: 'zeros'.
+        has_bias: whether to add a bias. Default: True.
+        activation: None, an activation name ('relu', 'softmax'...) or a Cell.
+        dtype: parameter dtype. Default: float32.
+    Raises:
+        ValueError: non-positive channel counts, or a weight/bias Tensor of the wrong shape.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, weight_init="normal", bias_init="zeros",
+                 has_bias: bool = True, activation=None, dtype=mstype.float32):
+        super().__init__()
+        self.in_channels = positive_int(in_channels, "in_channels", "Dense")
+        self.out_channels = positive_int(out_channels, "out_channels", "Dense")
+        self.has_bias = bool(has_bias)
+        self.weight = Parameter(initializer(weight_init, [out_channels, in_channels], dtype), name="weight")
+        self.bias = Parameter(initializer(bias_init, [out_channels], dtype), name="bias") if has_bias else None
+        self.activation = _activation(activation)
+        self.activation_flag = self.activation is not None
+
+    def construct(self, x):
+        if x.ndim < 1 or x.shape[-1] != self.in_channels:
+            raise ValueError(f"Dense: input's last dimension must be in_channels={self.in_channels}, "
+                             f"got shape {x.shape}")
+        lead = x.shape[:-1]
+        if x.ndim != 2:
+            x = ops.reshape(x, (-1, self.in_channels))
+        out = ops.dense(x, self.weight, self.bias if self.has_bias else None)
+        if self.activation_flag:
+            out = self.activation(out)
+        if len(lead) != 1:
+            out = ops.reshape(out, lead + (self.out_channels,))
+        return out
+
+    def extend_repr(self) -> str:
+        text = f"input_channels={self.in_channels}, output_channels={self.out_channels}, has_bias={self.has_bias}"
+        if self.activation_flag:
+            text += f", activation={self.activation}"
+        return text
+
+
+def _activation(activation):
+    if activation is None or isinstance(activation, Cell):
+        return activation
+    if isinstance(activation, str):
+        from . import get_activation
+        return get_activation(activation)
+    raise TypeError(f"activation: expected None, a name or a Cell, got {type(activation).__name__}")

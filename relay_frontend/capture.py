@@ -1,0 +1,130 @@
+"""Capture: records a traced function into a Relax IRModule.
+
+The caller (aotnn's jit driver) creates a :class:`Capture`, makes symbolic tensors from
+:meth:`Capture.input`, runs the user's ``construct`` with them, and passes the results
+to :meth:`Capture.finish`. Parameters become function inputs the first time an op uses
+them, so the module's inputs are exactly the data and the parameters it reads.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import tvm
+from tvm import relax
+
+from .errors import CaptureError
+
+_state = threading.local()
+
+
+def current() -> Capture | None:
+    """The capture active on this thread, or None when running eagerly."""
+    stack = getattr(_state, "stack", None)
+    return stack[-1] if stack else None
+
+
+def tensor_type(shape: Sequence[int], dtype: str) -> relax.TensorType:
+    """The Relax type of a static-shape tensor."""
+    return relax.TensorType([int(dim) for dim in shape], str(dtype))
+
+
+def static_shape(expr: relax.Expr) -> tuple[int, ...]:
+    """Static shape of a tensor-typed Relax expression."""
+    ty = expr.ty
+    if not isinstance(ty, relax.TensorType) or ty.shape is None:
+        raise CaptureError(f"expected a tensor with a static shape, got {ty}")
+    return tuple(int(dim) for dim in ty.shape.values)
+
+
+def dtype_of(expr: relax.Expr) -> str:
+    """Element type of a tensor-typed Relax expression, as a numpy-style string."""
+    return str(expr.ty.dtype)
+
+
+class Capture:
+    """Builds one Relax function, ``main``, from traced op calls."""
+
+    def __init__(self, name: str = "main"):
+        self.name = name
+        self.builder = relax.BlockBuilder()
+        self.inputs: list[relax.Var] = []
+        self.input_names: list[str] = []
+        self.param_vars: list[relax.Var] = []
+        self.param_names: list[str] = []
+        self.param_keys: list[Any] = []
+        self._param_index: dict[int, int] = {}
+        self.param_updates: list[tuple[int, relax.Expr]] = []
+        self._function_scope = None
+        self._dataflow_scope = None
+
+    def __enter__(self) -> Capture:
+        self._function_scope = self.builder.function(self.name)
+        self._function_scope.__enter__()
+        self._dataflow_scope = self.builder.dataflow()
+        self._dataflow_scope.__enter__()
+        if not hasattr(_state, "stack"):
+            _state.stack = []
+        _state.stack.append(self)
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        _state.stack.pop()
+        if exc_type is not None:
+            # The builder cannot be closed cleanly half-way; drop it.
+            self.builder = None
+
+    def input(self, name: str, shape: Sequence[int], dtype: str) -> relax.Var:
+        """Declare a data input of the function."""
+        var = relax.Var(name, ty=tensor_type(shape, dtype))
+        self.inputs.append(var)
+        self.input_names.append(name)
+        return var
+
+    def param(self, key: Any, name: str, shape: Sequence[int], dtype: str) -> relax.Var:
+        """The Relax variable of a parameter, created on first use. ``key`` identifies it."""
+        index = self._param_index.get(id(key))
+        if index is None:
+            index = len(self.param_vars)
+            self._param_index[id(key)] = index
+            unique, suffix = name, 1
+            while unique in self.param_names or unique in self.input_names:
+                unique, suffix = f"{name}_{suffix}", suffix + 1
+            self.param_vars.append(relax.Var(unique, ty=tensor_type(shape, dtype)))
+            self.param_names.append(unique)
+            self.param_keys.append(key)
+        return self.param_vars[index]
+
+    def has_param(self, key: Any) -> bool:
+        return id(key) in self._param_index
+
+    def update_param(self, key: Any, value: relax.Expr) -> None:
+        """Record that the parameter ``key`` takes ``value`` after the call (an in-place update)."""
+        if id(key) not in self._param_index:
+            raise CaptureError("update_param: the parameter was never read in this graph")
+        self.param_updates.append((self._param_index[id(key)], value))
+
+    def emit(self, expr: relax.Expr, name_hint: str = "") -> relax.Var:
+        """Emit one binding and return its variable."""
+        try:
+            return self.builder.emit(expr, name_hint=name_hint)
+        except Exception as err:  # TVM's shape/type inference reports bad op arguments here.
+            raise CaptureError(f"{name_hint or 'op'}: {str(err).strip().splitlines()[-1]}") from None
+
+    @staticmethod
+    def constant(value: np.ndarray | float | int, dtype: str) -> relax.Expr:
+        """A constant embedded in the graph."""
+        return relax.const(np.asarray(value, dtype=dtype) if np.ndim(value) else value, dtype)
+
+    def finish(self, outputs: Sequence[relax.Expr]) -> tvm.IRModule:
+        """Close the function with ``outputs`` (then every recorded parameter update) and return the module."""
+        values = list(outputs) + [value for _, value in self.param_updates]
+        if not values:
+            raise CaptureError("construct returned no tensor")
+        result = self.builder.emit_output(relax.Tuple(values))
+        self._dataflow_scope.__exit__(None, None, None)
+        self.builder.emit_func_output(result, params=self.inputs + self.param_vars)
+        self._function_scope.__exit__(None, None, None)
+        return self.builder.get()

@@ -1,0 +1,100 @@
+"""Lowering rules that move data without arithmetic: reshape, transpose, slicing, joining."""
+from __future__ import annotations
+
+from tvm import relax
+
+from ..capture import static_shape
+from ..errors import CaptureError
+from .common import normalize_axis
+from .registry import rule
+
+_op = relax.op
+
+
+@rule("reshape")
+def reshape(x, shape):
+    shape = [int(s) for s in shape]
+    size = 1
+    for s in static_shape(x):
+        size *= s
+    known = 1
+    for s in shape:
+        if s != -1:
+            known *= s
+    if shape.count(-1) > 1 or (shape.count(-1) == 0 and known != size) or (known and size % known):
+        raise CaptureError(f"reshape: cannot reshape {static_shape(x)} to {tuple(shape)}")
+    return _op.reshape(x, shape)
+
+
+@rule("flatten")
+def flatten(x, start_dim=1, end_dim=-1):
+    shape = static_shape(x)
+    if not shape:
+        return _op.reshape(x, [1])
+    start, end = normalize_axis(start_dim, len(shape)), normalize_axis(end_dim, len(shape))
+    merged = 1
+    for s in shape[start:end + 1]:
+        merged *= s
+    return _op.reshape(x, list(shape[:start]) + [merged] + list(shape[end + 1:]))
+
+
+@rule("transpose")
+def transpose(x, axes=None):
+    rank = len(static_shape(x))
+    axes = list(range(rank))[::-1] if axes is None else [normalize_axis(a, rank) for a in axes]
+    return _op.permute_dims(x, axes)
+
+
+@rule("expand_dims")
+def expand_dims(x, axis):
+    return _op.expand_dims(x, normalize_axis(axis, len(static_shape(x)) + 1))
+
+
+@rule("squeeze")
+def squeeze(x, axis=None):
+    shape = static_shape(x)
+    if axis is None:
+        axes = [i for i, s in enumerate(shape) if s == 1]
+    else:
+        axes = [normalize_axis(a, len(shape)) for a in ((axis,) if isinstance(axis, int) else axis)]
+        for a in axes:
+            if shape[a] != 1:
+                raise CaptureError(f"squeeze: axis {a} has size {shape[a]}, expected 1")
+    return _op.squeeze(x, axes)
+
+
+@rule("concat")
+def concat(*tensors, axis=0):
+    return _op.concat(list(tensors), axis=normalize_axis(axis, len(static_shape(tensors[0]))))
+
+
+@rule("stack")
+def stack(*tensors, axis=0):
+    axis = normalize_axis(axis, len(static_shape(tensors[0])) + 1)
+    return _op.concat([_op.expand_dims(t, axis) for t in tensors], axis=axis)
+
+
+@rule("broadcast_to")
+def broadcast_to(x, shape):
+    shape = [int(s) for s in shape]
+    src = static_shape(x)
+    full = [src[i - (len(shape) - len(src))] if s == -1 else s for i, s in enumerate(shape)]
+    return _op.broadcast_to(x, full)
+
+
+@rule("tile")
+def tile(x, multiples):
+    return _op.tile(x, [int(m) for m in multiples])
+
+
+@rule("gather")
+def gather(x, indices, axis=0):
+    return _op.take(x, indices, axis=normalize_axis(axis, len(static_shape(x))))
+
+
+@rule("strided_slice")
+def strided_slice(x, begin, end, strides):
+    """Basic slicing: ``begin``/``end``/``strides`` per axis, already clamped by the caller."""
+    axes = list(range(len(begin)))
+    return _op.strided_slice(x, axes, [int(b) for b in begin], [int(e) for e in end],
+                             [int(s) for s in strides])

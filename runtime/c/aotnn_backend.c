@@ -1,0 +1,156 @@
+/*
+ * aotnn_backend.c: the hooks TVM-generated kernels call, with libc and pthreads only.
+ *
+ * TVM kernels reach workspace allocation and parallel launch through function-pointer
+ * variables defined inside the kernel library (__TVMBackendAllocWorkspace, ...). This
+ * file fills them in when the library is loaded, so a kernel library needs neither
+ * libtvm_runtime nor any other runtime. Linked into host kernel libraries by aotnn and
+ * compiled into embedded bundles as part of runtime/c.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+typedef struct {
+  void* sync_handle;
+  int32_t num_task;
+} TVMParallelGroupEnv;
+typedef int (*FTVMParallelLambda)(int task_id, TVMParallelGroupEnv* penv, void* cdata);
+
+extern void* (*__TVMBackendAllocWorkspace)(int, int, uint64_t, int, int) __attribute__((weak));
+extern int (*__TVMBackendFreeWorkspace)(int, int, void*) __attribute__((weak));
+extern int (*__TVMBackendParallelLaunch)(FTVMParallelLambda, void*, int) __attribute__((weak));
+extern int (*__TVMBackendParallelBarrier)(int, TVMParallelGroupEnv*) __attribute__((weak));
+
+#define AOTNN_MAX_THREADS 64
+
+static void* aotnn_alloc_workspace(int device_type, int device_id, uint64_t nbytes, int code, int bits) {
+  void* ptr = NULL;
+  (void)device_type; (void)device_id; (void)code; (void)bits;
+  if (posix_memalign(&ptr, 64, nbytes ? (size_t)nbytes : 64) != 0) return NULL;
+  return ptr;
+}
+
+static int aotnn_free_workspace(int device_type, int device_id, void* ptr) {
+  (void)device_type; (void)device_id;
+  free(ptr);
+  return 0;
+}
+
+/* A persistent pool: workers sleep on a condition variable between launches. */
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t wake;
+  pthread_cond_t done;
+  pthread_t threads[AOTNN_MAX_THREADS];
+  int started;            /* worker threads created */
+  int num_threads;        /* threads a launch uses, the caller included */
+  unsigned long generation;
+  FTVMParallelLambda job;
+  void* cdata;
+  TVMParallelGroupEnv env;
+  int pending;            /* workers still running the current job */
+  int status;
+  /* barrier state */
+  int barrier_count;
+  unsigned long barrier_generation;
+  pthread_cond_t barrier_cond;
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
+          {0}, 0, 0, 0, NULL, NULL, {NULL, 0}, 0, 0, 0, 0, PTHREAD_COND_INITIALIZER};
+
+static void* aotnn_worker(void* arg) {
+  int task_id = (int)(intptr_t)arg;
+  unsigned long seen = 0;
+  pthread_mutex_lock(&pool.lock);
+  for (;;) {
+    while (pool.generation == seen || task_id >= pool.env.num_task) {
+      if (pool.generation != seen) seen = pool.generation; /* launch that does not need us */
+      pthread_cond_wait(&pool.wake, &pool.lock);
+    }
+    seen = pool.generation;
+    FTVMParallelLambda job = pool.job;
+    void* cdata = pool.cdata;
+    pthread_mutex_unlock(&pool.lock);
+    int rc = job(task_id, &pool.env, cdata);
+    pthread_mutex_lock(&pool.lock);
+    if (rc != 0) pool.status = rc;
+    if (--pool.pending == 0) pthread_cond_signal(&pool.done);
+  }
+  return NULL;
+}
+
+int aotnn_get_num_threads(void) {
+  if (pool.num_threads <= 0) {
+    const char* env = getenv("AOTNN_NUM_THREADS");
+    long count = env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    if (count < 1) count = 1;
+    if (count > AOTNN_MAX_THREADS) count = AOTNN_MAX_THREADS;
+    pool.num_threads = (int)count;
+  }
+  return pool.num_threads;
+}
+
+void aotnn_set_num_threads(int count) {
+  if (count < 1) count = 1;
+  if (count > AOTNN_MAX_THREADS) count = AOTNN_MAX_THREADS;
+  pthread_mutex_lock(&pool.lock);
+  pool.num_threads = count;
+  pthread_mutex_unlock(&pool.lock);
+}
+
+static int aotnn_parallel_launch(FTVMParallelLambda job, void* cdata, int num_task) {
+  int threads = aotnn_get_num_threads();
+  if (num_task <= 0 || num_task > threads) num_task = threads;
+  if (num_task == 1) {
+    TVMParallelGroupEnv env = {NULL, 1};
+    return job(0, &env, cdata);
+  }
+  pthread_mutex_lock(&pool.lock);
+  while (pool.started < num_task - 1) {
+    int id = pool.started + 1;
+    if (pthread_create(&pool.threads[pool.started], NULL, aotnn_worker, (void*)(intptr_t)id) != 0) break;
+    pool.started++;
+  }
+  if (num_task > pool.started + 1) num_task = pool.started + 1;
+  pool.job = job;
+  pool.cdata = cdata;
+  pool.env.num_task = num_task;
+  pool.env.sync_handle = NULL;
+  pool.pending = num_task - 1;
+  pool.status = 0;
+  pool.barrier_count = 0;
+  pool.generation++;
+  pthread_cond_broadcast(&pool.wake);
+  pthread_mutex_unlock(&pool.lock);
+
+  int rc = job(0, &pool.env, cdata);
+
+  pthread_mutex_lock(&pool.lock);
+  while (pool.pending > 0) pthread_cond_wait(&pool.done, &pool.lock);
+  if (rc == 0) rc = pool.status;
+  pthread_mutex_unlock(&pool.lock);
+  return rc;
+}
+
+static int aotnn_parallel_barrier(int task_id, TVMParallelGroupEnv* penv) {
+  (void)task_id;
+  pthread_mutex_lock(&pool.lock);
+  unsigned long generation = pool.barrier_generation;
+  if (++pool.barrier_count == penv->num_task) {
+    pool.barrier_count = 0;
+    pool.barrier_generation++;
+    pthread_cond_broadcast(&pool.barrier_cond);
+  } else {
+    while (generation == pool.barrier_generation) pthread_cond_wait(&pool.barrier_cond, &pool.lock);
+  }
+  pthread_mutex_unlock(&pool.lock);
+  return 0;
+}
+
+__attribute__((constructor)) static void aotnn_install_backend(void) {
+  if (&__TVMBackendAllocWorkspace) __TVMBackendAllocWorkspace = aotnn_alloc_workspace;
+  if (&__TVMBackendFreeWorkspace) __TVMBackendFreeWorkspace = aotnn_free_workspace;
+  if (&__TVMBackendParallelLaunch) __TVMBackendParallelLaunch = aotnn_parallel_launch;
+  if (&__TVMBackendParallelBarrier) __TVMBackendParallelBarrier = aotnn_parallel_barrier;
+}

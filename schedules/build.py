@@ -1,0 +1,172 @@
+"""Build: a captured Relax module -> an artifact directory (kernel library, manifest, weights)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import tvm
+from tvm import tirx
+
+import aotnn_runtime
+from aotnn_runtime.manifest import FORMAT_NAME, FORMAT_VERSION, MANIFEST_FILE, file_sha256
+
+from . import backend, cache, pipeline, plan as planning
+from .target import resolve, to_tvm
+
+LIBRARY_FILE = "kernels.so"
+WEIGHTS_FILE = "weights.bin"
+BUILD_VERSION = "1"
+
+
+def _kernel_module(lowered: tvm.IRModule) -> tvm.IRModule:
+    funcs = {}
+    for gvar, func in lowered.functions.items():
+        if isinstance(func, tirx.PrimFunc):
+            funcs[gvar.name_hint] = func.with_attr("global_symbol", gvar.name_hint)
+    return tvm.IRModule(funcs)
+
+
+def _spec(value: planning.Value, name: str | None = None) -> dict[str, Any]:
+    spec = {"shape": list(value.shape), "dtype": value.dtype}
+    if name is not None:
+        spec = {"name": name, **spec}
+    return spec
+
+
+def _write_weights(directory: str, named: Sequence[tuple[str, np.ndarray]]) -> dict[str, Any]:
+    records, offset = [], 0
+    with open(os.path.join(directory, WEIGHTS_FILE), "wb") as stream:
+        for name, array in named:
+            array = np.ascontiguousarray(array)
+            pad = (-offset) % planning.ALIGNMENT
+            stream.write(b"\0" * pad)
+            offset += pad
+            stream.write(array.tobytes())
+            records.append({"name": name, "offset": offset, "nbytes": int(array.nbytes),
+                            "shape": list(array.shape), "dtype": str(array.dtype)})
+            offset += array.nbytes
+    return {"file": WEIGHTS_FILE, "tensors": records}
+
+
+def build(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[str], *,
+          target: str | Mapping[str, Any] | None = None, output_dir: str,
+          weights: Mapping[str, np.ndarray] | None = None, num_param_updates: int = 0,
+          entry: str = "predict", metadata: Mapping[str, Any] | None = None) -> str:
+    """Compile ``mod['main']`` and write an artifact directory at ``output_dir`` (atomically).
+
+    Args:
+        mod: Relax module whose ``main`` takes the data inputs then the parameters.
+        input_names: names of the data inputs, in order.
+        param_names: names of the parameters, in order.
+        target: target name or TVM target dict (default: the host x86 CPU).
+        output_dir: where the artifact directory is created; replaced if present.
+        weights: parameter values to store in the artifact (optional).
+        num_param_updates: how many trailing outputs are new values of parameters
+            (the last ones recorded by the capture, in ``param_updates`` order).
+        entry: name of the entry point.
+        metadata: extra JSON-able facts to keep in the manifest.
+    Returns:
+        ``output_dir``.
+    """
+    target_dict = resolve(target)
+    tvm_target = to_tvm(target_dict)
+    lowered = pipeline.lower_to_kernels(mod, tvm_target)
+    kernel_plan = planning.extract(lowered, len(input_names))
+
+    # Outputs produced by a kernel are written straight into the output buffers.
+    output_of_buffer: dict[int, int] = {}
+    output_refs = []
+    for k, value in enumerate(kernel_plan.outputs):
+        if value.kind == "buffer" and value.index not in output_of_buffer:
+            output_of_buffer[value.index] = k
+            output_refs.append({"kind": "output", "index": k})
+        elif value.kind == "buffer":
+            output_refs.append({"kind": "output", "index": output_of_buffer[value.index]})
+        else:
+            output_refs.append({"kind": value.kind, "index": value.index})
+    offsets, arena_bytes, unplanned_bytes = planning.assign_offsets(kernel_plan, set(output_of_buffer))
+    buffer_slot = {b: i for i, b in enumerate(sorted(offsets))}
+
+    param_specs = [_spec(v, n) for v, n in zip(_param_values(lowered, len(input_names)), param_names)]
+    const_base = len(param_specs)
+    const_names = [f"__const{i}" for i in range(len(kernel_plan.constants))]
+    param_specs += [{"name": n, "shape": list(c.shape), "dtype": str(c.dtype)}
+                    for n, c in zip(const_names, kernel_plan.constants)]
+
+    def ref(value: planning.Value) -> dict[str, Any]:
+        if value.kind == "buffer":
+            if value.index in output_of_buffer:
+                return {"kind": "output", "index": output_of_buffer[value.index]}
+            return {"kind": "buffer", "index": buffer_slot[value.index]}
+        if value.kind == "const":
+            return {"kind": "param", "index": const_base + value.index}
+        return {"kind": value.kind, "index": value.index}
+
+    for r in output_refs:
+        if r["kind"] == "const":
+            r.update(kind="param", index=const_base + r["index"])
+
+    num_outputs = len(kernel_plan.outputs)
+    record = {
+        "inputs": [_spec(v, n) for v, n in zip(_input_values(lowered, len(input_names)), input_names)],
+        "params": param_specs,
+        "outputs": [_spec(v) for v in kernel_plan.outputs],
+        "output_refs": output_refs,
+        "param_updates": [{"param": i, "output": num_outputs - num_param_updates + i}
+                          for i in range(num_param_updates)],
+        "buffers": [{**_spec(kernel_plan.buffers[b]), "offset": offsets[b],
+                     "nbytes": planning.nbytes(kernel_plan.buffers[b])} for b in sorted(offsets)],
+        "arena_bytes": arena_bytes,
+        "unplanned_bytes": unplanned_bytes,
+        "steps": [{"kernel": s["kernel"], "args": [ref(a) for a in s["args"]]} for s in kernel_plan.steps],
+    }
+
+    parent = os.path.dirname(os.path.abspath(output_dir)) or "."
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".aotnn-build-", dir=parent)
+    try:
+        library = tvm.compile(_kernel_module(lowered), target=tvm_target)
+        obj = backend.backend_object(os.path.join(cache.cache_dir(), "backend"))
+        library.export_library(os.path.join(staging, LIBRARY_FILE), addons=[obj])
+        stored = [(n, c) for n, c in zip(const_names, kernel_plan.constants)]
+        if weights:
+            stored = [(n, np.asarray(weights[n])) for n in param_names if n in weights] + stored
+        manifest = {
+            "format": FORMAT_NAME,
+            "format_version": FORMAT_VERSION,
+            "target": target_dict,
+            "versions": {"tvm": tvm.__version__, "aotnn_runtime": aotnn_runtime.__version__,
+                         "build": BUILD_VERSION},
+            "library": LIBRARY_FILE,
+            "entries": {entry: record},
+            "metadata": dict(metadata or {}),
+        }
+        if stored:
+            manifest["weights"] = _write_weights(staging, stored)
+        manifest["files"] = {name: {"size": os.path.getsize(os.path.join(staging, name)),
+                                    "sha256": file_sha256(os.path.join(staging, name))}
+                             for name in sorted(os.listdir(staging))}
+        with open(os.path.join(staging, MANIFEST_FILE), "w", encoding="utf-8") as stream:
+            json.dump(manifest, stream, indent=1)
+        if os.path.isdir(output_dir):
+            shutil.rmtree(output_dir)
+        os.replace(staging, output_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return output_dir
+
+
+def _input_values(lowered: tvm.IRModule, num_inputs: int) -> list[planning.Value]:
+    return [planning.Value("input", i, *planning._tensor_spec(v.ty))
+            for i, v in enumerate(lowered["main"].params[:num_inputs])]
+
+
+def _param_values(lowered: tvm.IRModule, num_inputs: int) -> list[planning.Value]:
+    return [planning.Value("param", i, *planning._tensor_spec(v.ty))
+            for i, v in enumerate(lowered["main"].params[num_inputs:])]

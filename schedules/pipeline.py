@@ -1,0 +1,23 @@
+"""The Relax pass pipeline: legalize every op to TIR, fuse element-wise epilogues, fuse TIR."""
+from __future__ import annotations
+
+import tvm
+from tvm import relax
+
+
+def fusing_passes() -> tvm.transform.Pass:
+    """Relax passes that leave ``main`` as a sequence of ``call_tir`` kernels."""
+    return tvm.transform.Sequential([
+        relax.transform.LegalizeOps(),
+        relax.transform.AnnotateTIROpPattern(),
+        relax.transform.FoldConstant(),
+        relax.transform.FuseOps(),
+        relax.transform.FuseTIR(),
+        relax.transform.DeadCodeElimination(),
+    ])
+
+
+def lower_to_kernels(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.IRModule:
+    """Run the fusing pipeline for ``target`` (kernel schedules are applied by ``schedules.build``)."""
+    with target:
+        return fusing_passes()(mod)

@@ -1,0 +1,62 @@
+"""Targets: what the compiler generates code for, detected from the host where it can be."""
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import tvm
+
+
+class TargetError(ValueError):
+    """A target name or description that aotnn cannot compile for."""
+
+
+def host_cores() -> int:
+    """Cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+@functools.lru_cache(maxsize=None)
+def host_mcpu() -> str:
+    """The host CPU's LLVM name (``mcpu: native`` silently means generic code, so detect it)."""
+    from tvm.target.detect_target import detect_target_from_device
+    detected = detect_target_from_device(tvm.cpu())
+    return str(detected.attrs.get("mcpu", "")) or "x86-64"
+
+
+def x86_target(num_cores: int | None = None) -> dict[str, Any]:
+    """The host's x86-64 target: its real ``mcpu`` and core count."""
+    return {"kind": "llvm", "mtriple": "x86_64-linux-gnu", "mcpu": host_mcpu(),
+            "num-cores": int(num_cores or host_cores())}
+
+
+TARGET_NAMES = ("x86", "llvm")
+
+
+def resolve(target: str | Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A target description (a TVM target dict) for ``target``.
+
+    Args:
+        target: None or ``"x86"`` for the host CPU, or a TVM target dict.
+    Returns:
+        a dict that ``tvm.target.Target`` accepts.
+    Raises:
+        TargetError: the name is unknown.
+    """
+    if target is None or target in TARGET_NAMES:
+        return x86_target()
+    if isinstance(target, Mapping):
+        if "kind" not in target:
+            raise TargetError(f"target: a target dict needs a 'kind', got {dict(target)!r}")
+        return dict(target)
+    raise TargetError(f"target: expected one of {', '.join(TARGET_NAMES)} or a TVM target dict, got {target!r}")
+
+
+def to_tvm(target: Mapping[str, Any]) -> tvm.target.Target:
+    """The TVM Target object of a target dict."""
+    return tvm.target.Target(dict(target))
