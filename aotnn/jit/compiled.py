@@ -74,6 +74,23 @@ def _module_key(mod: tvm.IRModule, target: dict, input_names, param_names) -> st
                                  else "", tvm.__version__)
 
 
+def capture_function(fn: Callable[..., Any], input_specs: Sequence[tuple[str, tuple[int, ...], str]]):
+    """Capture ``fn`` on symbolic inputs.
+
+    Returns:
+        (IRModule, the Capture, output tree, number of outputs).
+    """
+    capture = relay_frontend.Capture()
+    with capture:
+        symbolic = [Tensor._from_expr(capture.input(name, shape, dtype)) for name, shape, dtype in input_specs]
+        result = fn(*symbolic)
+        leaves: list[Tensor] = []
+        tree = _flatten(result, leaves)
+        mod = capture.finish([leaf._expr for leaf in leaves])
+    STATS["captures"] += 1
+    return mod, capture, tree, len(leaves)
+
+
 def compile_function(fn: Callable[..., Any], input_specs: Sequence[tuple[str, tuple[int, ...], str]],
                      target: Any = None) -> Compiled:
     """Capture ``fn`` on symbolic inputs, then build it or reuse the cached artifact.
@@ -85,14 +102,7 @@ def compile_function(fn: Callable[..., Any], input_specs: Sequence[tuple[str, tu
     Returns:
         a :class:`Compiled` callable on numpy arrays.
     """
-    capture = relay_frontend.Capture()
-    with capture:
-        symbolic = [Tensor._from_expr(capture.input(name, shape, dtype)) for name, shape, dtype in input_specs]
-        result = fn(*symbolic)
-        leaves: list[Tensor] = []
-        tree = _flatten(result, leaves)
-        mod = capture.finish([leaf._expr for leaf in leaves])
-    STATS["captures"] += 1
+    mod, capture, tree, num_outputs = capture_function(fn, input_specs)
     target_dict = schedules.resolve(target)
     input_names = [spec[0] for spec in input_specs]
     param_names = list(capture.param_names)
@@ -101,13 +111,21 @@ def compile_function(fn: Callable[..., Any], input_specs: Sequence[tuple[str, tu
     with _LOCK:
         module = _LOADED.get(path)
         if module is None:
-            if os.path.isdir(path):
-                STATS["disk_hits"] += 1
-            else:
-                schedules.build(mod, input_names, param_names, target=target_dict, output_dir=path,
-                                num_param_updates=len(capture.param_updates))
-                STATS["builds"] += 1
-            module = aotnn_runtime.load(path)
+            module = _load_or_build(mod, capture, input_names, param_names, target_dict, path)
             _LOADED[path] = module
     updates = [capture.param_keys[index] for index, _ in capture.param_updates]
-    return Compiled(module, list(capture.param_keys), param_names, tree, len(leaves), updates, path)
+    return Compiled(module, list(capture.param_keys), param_names, tree, num_outputs, updates, path)
+
+
+def _load_or_build(mod, capture, input_names, param_names, target_dict, path) -> aotnn_runtime.Module:
+    if os.path.isdir(path):
+        try:
+            module = aotnn_runtime.load(path)
+            STATS["disk_hits"] += 1
+            return module
+        except aotnn_runtime.ArtifactError:
+            pass  # a damaged cache entry is rebuilt below
+    schedules.build(mod, input_names, param_names, target=target_dict, output_dir=path,
+                    num_param_updates=len(capture.param_updates))
+    STATS["builds"] += 1
+    return aotnn_runtime.load(path)

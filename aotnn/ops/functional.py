@@ -160,7 +160,8 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     if Ellipsis in items:
         at = items.index(Ellipsis)
         items = items[:at] + [slice(None)] * (len(shape_in) - consumed) + items[at + 1:]
-    items += [slice(None)] * (len(shape_in) - consumed)
+    else:
+        items += [slice(None)] * (len(shape_in) - consumed)
     begin, end, strides, out_shape = [], [], [], []
     axis = 0
     for item in items:

@@ -31,7 +31,7 @@ def promote(a, b) -> tuple[relax.Expr, relax.Expr]:
         raise CaptureError("binary op: at least one operand must be a tensor")
     tensor, scalar = (a, b) if is_tensor(a) else (b, a)
     if isinstance(scalar, float) and np.dtype(dtype_of(tensor)).kind != "f":
-        tensor = cast(tensor, "float32")
+        tensor = emit(cast(tensor, "float32"))  # emitted: scalar_like reads its dtype
     constant = scalar_like(scalar, tensor)
     return (tensor, constant) if is_tensor(a) else (constant, tensor)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from tvm import relax
 
 from ..capture import static_shape
-from .common import cast, normalize_axes, normalize_axis
+from .common import cast, emit, normalize_axes, normalize_axis
 from .registry import rule
 
 _op = relax.op
@@ -27,7 +27,7 @@ def _arg_reduction(name: str, fn) -> None:
             out = fn(_op.reshape(x, [-1]), axis=0, keepdims=False)
         else:
             out = fn(x, axis=normalize_axis(axis, len(static_shape(x))), keepdims=bool(keep_dims))
-        return cast(out, dtype)
+        return cast(emit(out), dtype)  # emitted first: cast needs the result's dtype
 
 
 _arg_reduction("argmax", _op.argmax)

@@ -1,0 +1,53 @@
+"""``aotnn.export``: write a network as a self-contained artifact (kernels, plan, weights)."""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import schedules
+
+from ..common.tensor import Tensor
+from .cell_call import _input_names
+from .compiled import capture_function
+
+FORMATS = ("AOT", "ONNX")
+
+
+def export(net, *inputs: Any, file_name: str, file_format: str = "AOT", target: Any = None, **kwargs: Any) -> str:
+    """Export ``net`` compiled for ``inputs``' shapes and dtypes, MindSpore's ``export``.
+
+    Args:
+        net: the Cell to export.
+        inputs: example Tensors (or numpy arrays) fixing the input signature.
+        file_name: output path; '.aot' is appended for the AOT format if missing.
+        file_format: 'AOT' (an aotnn artifact directory). 'ONNX' is not available yet.
+        target: target name or TVM target dict (default: this host's CPU).
+    Returns:
+        the path written.
+    Raises:
+        ValueError: unknown file_format, or no inputs.
+        TypeError: an input that is not a Tensor or numpy array.
+    """
+    if file_format not in FORMATS:
+        raise ValueError(f"file_format: expected one of {FORMATS}, got {file_format!r}")
+    if file_format == "ONNX":
+        raise NotImplementedError("file_format='ONNX': ONNX export is not implemented yet; use 'AOT'")
+    if not inputs:
+        raise ValueError("inputs: export needs at least one example input")
+    tensors = []
+    for i, value in enumerate(inputs):
+        if not isinstance(value, Tensor):
+            if hasattr(value, "shape") and hasattr(value, "dtype"):
+                value = Tensor(value)
+            else:
+                raise TypeError(f"inputs[{i}]: expected a Tensor or numpy array, got {type(value).__name__}")
+        tensors.append(value)
+    names = _input_names(net, len(tensors))
+    specs = [(name, t.shape, t.dtype.name) for name, t in zip(names, tensors)]
+    mod, capture, _, _ = capture_function(lambda *xs: net._construct_with_precision(xs, {}), specs)
+    weights = {name: param.asnumpy() for name, param in zip(capture.param_names, capture.param_keys)}
+    path = file_name if file_name.endswith(".aot") else file_name + ".aot"
+    schedules.build(mod, names, capture.param_names, target=target, output_dir=os.fspath(path), weights=weights,
+                    num_param_updates=len(capture.param_updates),
+                    metadata={"network": type(net).__name__})
+    return path
