@@ -74,7 +74,7 @@ class Tensor:
     def _from_numpy(cls, array: np.ndarray) -> Tensor:
         tensor = cls.__new__(cls)
         Tensor.__init__(tensor, internal=True)
-        tensor._data = as_aligned(np.ascontiguousarray(array))
+        tensor._data = as_aligned(np.asarray(array))  # asarray keeps 0-d (ascontiguousarray makes it 1-d)
         return tensor
 
     @classmethod

@@ -67,7 +67,7 @@ class EntryPoint:
         if not isinstance(value, np.ndarray):
             if hasattr(value, "asnumpy"):
                 value = value.asnumpy()
-            elif np.isscalar(value) or isinstance(value, (list, tuple)):
+            elif isinstance(value, (int, float, bool, np.generic, list, tuple)):
                 value = np.asarray(value)
             else:
                 raise InputError(f"{what}: expected a numpy array of {_spec_text(spec)}, got {type(value).__name__}")

@@ -1,0 +1,122 @@
+"""aotnn_runtime: running an artifact, and clear errors for bad inputs and damaged artifacts."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+import aotnn_runtime
+from aotnn_runtime import ArtifactError, InputError
+
+
+def test_runs_and_matches_reference(lenet_artifact):
+    path, _, x, expected = lenet_artifact
+    out = aotnn_runtime.load(path).run(x)
+    assert len(out) == 1
+    np.testing.assert_allclose(out[0], expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
+
+
+def test_unaligned_and_noncontiguous_inputs_are_accepted(lenet_artifact):
+    path, _, x, expected = lenet_artifact
+    raw = np.zeros(x.size + 1, np.float32)
+    shifted = raw[1:].reshape(x.shape)  # 4-byte offset: not 64-byte aligned
+    shifted[...] = x
+    module = aotnn_runtime.load(path)
+    np.testing.assert_allclose(module.run(shifted)[0], expected, rtol=1e-4, atol=1e-6)
+    wide = np.zeros((2, 1, 32, 64), np.float32)
+    wide[..., ::2] = x
+    np.testing.assert_allclose(module.run(wide[..., ::2])[0], expected, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (np.zeros((2, 32, 32), np.float32), "rank"),
+    (np.zeros((2, 1, 32, 31), np.float32), "shape"),
+    (np.zeros((2, 1, 32, 32), np.float64), "dtype"),
+    ("not an array", "numpy array"),
+])
+def test_bad_input_raises_before_kernels(lenet_artifact, bad, message):
+    module = aotnn_runtime.load(lenet_artifact[0])
+    with pytest.raises(InputError, match=message) as info:
+        module.run(bad)
+    assert "'x'" in str(info.value)
+
+
+def test_wrong_input_count(lenet_artifact):
+    module = aotnn_runtime.load(lenet_artifact[0])
+    x = lenet_artifact[2]
+    with pytest.raises(InputError, match="expected 1 input"):
+        module.run(x, x)
+    with pytest.raises(InputError, match="got 0"):
+        module.run()
+
+
+def test_param_override_is_checked(lenet_artifact):
+    module = aotnn_runtime.load(lenet_artifact[0])
+    with pytest.raises(InputError, match="fc3.bias"):
+        module.run(lenet_artifact[2], params={"fc3.bias": np.zeros(3, np.float32)})
+
+
+def _copy(path, tmp_path):
+    target = tmp_path / "copy.aot"
+    shutil.copytree(path, target)
+    return target
+
+
+def test_missing_artifact():
+    with pytest.raises(ArtifactError, match="does not exist"):
+        aotnn_runtime.load("/nonexistent/model.aot")
+
+
+def test_missing_file(lenet_artifact, tmp_path):
+    target = _copy(lenet_artifact[0], tmp_path)
+    os.remove(target / "kernels.so")
+    with pytest.raises(ArtifactError, match="missing file 'kernels.so'"):
+        aotnn_runtime.load(target)
+
+
+def test_truncated_weights(lenet_artifact, tmp_path):
+    target = _copy(lenet_artifact[0], tmp_path)
+    data = (target / "weights.bin").read_bytes()
+    (target / "weights.bin").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ArtifactError, match="truncated"):
+        aotnn_runtime.load(target)
+
+
+def test_corrupt_weights(lenet_artifact, tmp_path):
+    target = _copy(lenet_artifact[0], tmp_path)
+    data = bytearray((target / "weights.bin").read_bytes())
+    data[100] ^= 0xFF
+    (target / "weights.bin").write_bytes(bytes(data))
+    with pytest.raises(ArtifactError, match="SHA-256"):
+        aotnn_runtime.load(target)
+
+
+def test_malformed_manifest(lenet_artifact, tmp_path):
+    target = _copy(lenet_artifact[0], tmp_path)
+    (target / "manifest.json").write_text("{not json")
+    with pytest.raises(ArtifactError, match="not valid JSON"):
+        aotnn_runtime.load(target)
+    (target / "manifest.json").write_text(json.dumps({"format": "aotnn-artifact", "format_version": 99}))
+    with pytest.raises(ArtifactError, match="format version"):
+        aotnn_runtime.load(target)
+
+
+def test_bad_kernel_reference(lenet_artifact, tmp_path):
+    target = _copy(lenet_artifact[0], tmp_path)
+    manifest = json.loads((target / "manifest.json").read_text())
+    manifest["entries"]["predict"]["steps"][0]["args"][0] = {"kind": "buffer", "index": 10_000}
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ArtifactError, match="malformed argument reference"):
+        aotnn_runtime.load(target)
+
+
+def test_runtime_never_imports_tvm(lenet_artifact):
+    import subprocess
+    import sys
+    code = ("import sys, numpy as np, aotnn_runtime; m = aotnn_runtime.load(sys.argv[1]); "
+            "m.run(np.zeros((2,1,32,32), np.float32)); "
+            "assert not any(n == 'tvm' or n.startswith('tvm.') for n in sys.modules), 'tvm imported'")
+    subprocess.run([sys.executable, "-c", code, str(lenet_artifact[0])], check=True)
