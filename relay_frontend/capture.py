@@ -57,6 +57,7 @@ class Capture:
         self.param_keys: list[Any] = []
         self._param_index: dict[int, int] = {}
         self.param_updates: list[tuple[int, relax.Expr]] = []
+        self.random_inputs: list[tuple[tuple[int, ...], str]] = []
         self._function_scope = None
         self._dataflow_scope = None
 
@@ -81,6 +82,12 @@ class Capture:
         var = relax.Var(name, ty=tensor_type(shape, dtype))
         self.inputs.append(var)
         self.input_names.append(name)
+        return var
+
+    def random_input(self, shape: Sequence[int], dtype: str) -> relax.Var:
+        """An input the caller fills with fresh U[0, 1) samples on every call (dropout masks...)."""
+        var = self.input(f"__random{len(self.random_inputs)}", shape, dtype)
+        self.random_inputs.append((tuple(int(d) for d in shape), str(dtype)))
         return var
 
     def param(self, key: Any, name: str, shape: Sequence[int], dtype: str) -> relax.Var:

@@ -20,7 +20,7 @@ from .target import resolve, to_tvm
 
 LIBRARY_FILE = "kernels.so"
 WEIGHTS_FILE = "weights.bin"
-BUILD_VERSION = "1"
+BUILD_VERSION = "2"  # 2: 0-d constants kept 0-d (artifacts of 1 stored them as shape (1,))
 
 
 def _kernel_module(lowered: tvm.IRModule) -> tvm.IRModule:
@@ -42,7 +42,7 @@ def _write_weights(directory: str, named: Sequence[tuple[str, np.ndarray]]) -> d
     records, offset = [], 0
     with open(os.path.join(directory, WEIGHTS_FILE), "wb") as stream:
         for name, array in named:
-            array = np.ascontiguousarray(array)
+            array = np.ascontiguousarray(array).reshape(np.shape(array))  # keep 0-d arrays 0-d
             pad = (-offset) % planning.ALIGNMENT
             stream.write(b"\0" * pad)
             offset += pad

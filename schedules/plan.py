@@ -62,7 +62,7 @@ def extract(mod: tvm.IRModule, num_inputs: int) -> KernelPlan:
         if isinstance(expr, tvm.ir.expr.Constant) or isinstance(expr, relax.expr.Constant if hasattr(relax.expr, "Constant") else ()):
             array = expr.value.numpy()
             shape, dtype = tuple(array.shape), str(array.dtype)
-            plan.constants.append(np.ascontiguousarray(array))
+            plan.constants.append(np.ascontiguousarray(array).reshape(shape))  # keep 0-d constants 0-d
             return Value("const", len(plan.constants) - 1, shape, dtype)
         if isinstance(expr, relax.Tuple):
             return [resolve(field_) for field_ in expr.fields]

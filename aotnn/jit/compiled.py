@@ -49,7 +49,8 @@ class Compiled:
     """A built function: the loaded artifact plus how to feed it and read its results."""
 
     def __init__(self, module: aotnn_runtime.Module, params: list[Parameter], param_names: list[str],
-                 output_tree: Any, num_outputs: int, update_params: list[Parameter], artifact: str):
+                 output_tree: Any, num_outputs: int, update_params: list[Parameter], artifact: str,
+                 random_inputs: Sequence[tuple[tuple[int, ...], str]] = ()):
         self.module = module
         self.entry = module["predict"]
         self.params = params
@@ -58,9 +59,14 @@ class Compiled:
         self.num_outputs = num_outputs
         self.update_params = update_params
         self.artifact = artifact
+        self.random_inputs = list(random_inputs)
 
     def __call__(self, arrays: Sequence[np.ndarray]) -> Any:
         values = {name: p._data for name, p in zip(self.param_names, self.params)}
+        if self.random_inputs:
+            from ..common.seed import get_rng
+            rng = get_rng()
+            arrays = list(arrays) + [rng.random(shape, dtype=np.float64).astype(dtype) for shape, dtype in self.random_inputs]
         results = self.entry(*arrays, params=values)
         for param, new_value in zip(self.update_params, results[self.num_outputs:]):
             param.set_data(new_value)
@@ -104,7 +110,7 @@ def compile_function(fn: Callable[..., Any], input_specs: Sequence[tuple[str, tu
     """
     mod, capture, tree, num_outputs = capture_function(fn, input_specs)
     target_dict = schedules.resolve(target)
-    input_names = [spec[0] for spec in input_specs]
+    input_names = list(capture.input_names)
     param_names = list(capture.param_names)
     key = _module_key(mod, target_dict, input_names, param_names)
     path = schedules.artifact_path(key)
@@ -114,7 +120,8 @@ def compile_function(fn: Callable[..., Any], input_specs: Sequence[tuple[str, tu
             module = _load_or_build(mod, capture, input_names, param_names, target_dict, path)
             _LOADED[path] = module
     updates = [capture.param_keys[index] for index, _ in capture.param_updates]
-    return Compiled(module, list(capture.param_keys), param_names, tree, num_outputs, updates, path)
+    return Compiled(module, list(capture.param_keys), param_names, tree, num_outputs, updates, path,
+                    capture.random_inputs)
 
 
 def _load_or_build(mod, capture, input_names, param_names, target_dict, path) -> aotnn_runtime.Module:

@@ -299,3 +299,15 @@ def assign(variable, value):
         expr = _to_expr(cast(value, variable.dtype), capture)
     capture.update_param(variable, expr)
     return value
+
+
+def uniform_random(shape, dtype=None) -> Tensor:
+    """Samples of U[0, 1). Inside a compiled graph they are drawn afresh on every call (from the
+    seed set by ``set_seed``), so dropout masks and similar change between steps."""
+    import relay_frontend
+    np_dtype = _creation_dtype(dtype, mstype.float32)
+    capture = relay_frontend.current()
+    if capture is not None:
+        return Tensor._from_expr(capture.random_input(_shape(shape), np_dtype.name))
+    from ..common.seed import get_rng
+    return Tensor._from_numpy(get_rng().random(_shape(shape)).astype(np_dtype))

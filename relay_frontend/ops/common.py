@@ -31,7 +31,7 @@ def promote(a, b) -> tuple[relax.Expr, relax.Expr]:
         raise CaptureError("binary op: at least one operand must be a tensor")
     tensor, scalar = (a, b) if is_tensor(a) else (b, a)
     if isinstance(scalar, float) and np.dtype(dtype_of(tensor)).kind != "f":
-        tensor = emit(cast(tensor, "float32"))  # emitted: scalar_like reads its dtype
+        tensor = cast(tensor, "float32")
     constant = scalar_like(scalar, tensor)
     return (tensor, constant) if is_tensor(a) else (constant, tensor)
 
@@ -47,7 +47,8 @@ def scalar_like(value, like: relax.Expr) -> relax.Expr:
 
 
 def cast(x: relax.Expr, dtype: str) -> relax.Expr:
-    return x if dtype_of(x) == dtype else relax.op.astype(x, dtype)
+    # emitted so that callers can read the result's dtype (an unemitted call has no tensor type yet)
+    return x if dtype_of(x) == dtype else emit(relax.op.astype(x, dtype))
 
 
 def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:

@@ -5,7 +5,7 @@ import numpy as np
 from tvm import relax
 
 from ..capture import dtype_of
-from .common import cast, promote
+from .common import cast, emit, promote
 from .registry import rule
 
 _op = relax.op
@@ -64,6 +64,8 @@ def clip(x, min_value, max_value):
     out = x
     if min_value is not None:
         out = _op.maximum(*promote(out, min_value))
+        if max_value is not None:
+            out = emit(out)  # promote reads its dtype below
     if max_value is not None:
         out = _op.minimum(*promote(out, max_value))
     return out

@@ -1,21 +1,11 @@
-"""Layers, one family per file."""
-from .activation import ReLU, Softmax
-from .basic import Dense, Flatten
-from .conv import Conv2d
-from .normalization import BatchNorm2d
-from .pooling import AvgPool2d, MaxPool2d
+"""Layers, one family per module; each module's ``__all__`` is re-exported here."""
+import importlib as _importlib
+import pkgutil as _pkgutil
 
-_ACTIVATIONS = {"relu": ReLU, "softmax": Softmax}
-
-
-def get_activation(name: str, prim_name: str | None = None):
-    """The activation Cell called ``name`` ('relu', 'softmax', ...), or None for None.
-
-    Raises:
-        KeyError: unknown name; the message lists the known ones.
-    """
-    if name is None:
-        return None
-    if not isinstance(name, str) or name.lower() not in _ACTIVATIONS:
-        raise KeyError(f"name: expected one of {sorted(_ACTIVATIONS)}, got {name!r}")
-    return _ACTIVATIONS[name.lower()]()
+__all__ = []
+for _module in _pkgutil.iter_modules(__path__):
+    if not _module.name.startswith("_"):
+        _loaded = _importlib.import_module(f"{__name__}.{_module.name}")
+        for _name in getattr(_loaded, "__all__", []):
+            globals()[_name] = getattr(_loaded, _name)
+            __all__.append(_name)

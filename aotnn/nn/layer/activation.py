@@ -1,6 +1,8 @@
 """Activation layers."""
 from __future__ import annotations
 
+__all__ = ['ReLU', 'Softmax', 'get_activation']
+
 from ... import ops
 from ..cell import Cell
 
@@ -25,3 +27,19 @@ class Softmax(Cell):
 
     def construct(self, x):
         return ops.softmax(x, self.axis)
+
+
+_ACTIVATIONS = {"relu": ReLU, "softmax": Softmax}
+
+
+def get_activation(name, prim_name=None):
+    """The activation Cell called ``name`` ('relu', 'softmax', ...), or None for None.
+
+    Raises:
+        KeyError: unknown name; the message lists the known ones.
+    """
+    if name is None:
+        return None
+    if not isinstance(name, str) or name.lower() not in _ACTIVATIONS:
+        raise KeyError(f"name: expected one of {sorted(_ACTIVATIONS)}, got {name!r}")
+    return _ACTIVATIONS[name.lower()]()

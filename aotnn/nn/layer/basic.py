@@ -1,6 +1,8 @@
 """Dense and Flatten."""
 from __future__ import annotations
 
+__all__ = ['Dense', 'Flatten']
+
 from ... import ops
 from ...common import dtype as mstype
 from ...common.initializer import initializer
@@ -67,6 +69,6 @@ def _activation(activation):
     if activation is None or isinstance(activation, Cell):
         return activation
     if isinstance(activation, str):
-        from . import get_activation
+        from .activation import get_activation
         return get_activation(activation)
     raise TypeError(f"activation: expected None, a name or a Cell, got {type(activation).__name__}")

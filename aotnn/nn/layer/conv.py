@@ -1,6 +1,8 @@
 """Convolution layers."""
 from __future__ import annotations
 
+__all__ = ['Conv2d']
+
 from ... import ops
 from ...common import dtype as mstype
 from ...common.initializer import initializer

@@ -1,6 +1,8 @@
 """Normalisation layers."""
 from __future__ import annotations
 
+__all__ = ['BatchNorm2d']
+
 from ... import ops
 from ...common.initializer import initializer
 from ...common.parameter import Parameter

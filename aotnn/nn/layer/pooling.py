@@ -1,6 +1,8 @@
 """Pooling layers."""
 from __future__ import annotations
 
+__all__ = ['MaxPool2d', 'AvgPool2d']
+
 from ... import ops
 from ..cell import Cell
 from ._checks import int_or_pair, one_of
