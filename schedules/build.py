@@ -89,7 +89,11 @@ def build(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[s
             output_refs.append({"kind": "output", "index": output_of_buffer[value.index]})
         else:
             output_refs.append({"kind": value.kind, "index": value.index})
-    offsets, arena_bytes, unplanned_bytes = planning.assign_offsets(kernel_plan, set(output_of_buffer))
+    prepare = planning.prepare_steps(kernel_plan)
+    prepared_buffers = sorted({v.index for i in prepare for v in kernel_plan.steps[i]["args"][-kernel_plan.steps[i]["outputs"]:]})
+    prepared_slot = {b: i for i, b in enumerate(prepared_buffers)}
+    offsets, arena_bytes, unplanned_bytes = planning.assign_offsets(
+        kernel_plan, set(output_of_buffer) | set(prepared_buffers))
     buffer_slot = {b: i for i, b in enumerate(sorted(offsets))}
 
     param_specs = [_spec(v, n) for v, n in zip(_param_values(lowered, len(input_names)), param_names)]
@@ -102,6 +106,8 @@ def build(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[s
         if value.kind == "buffer":
             if value.index in output_of_buffer:
                 return {"kind": "output", "index": output_of_buffer[value.index]}
+            if value.index in prepared_slot:
+                return {"kind": "prepared", "index": prepared_slot[value.index]}
             return {"kind": "buffer", "index": buffer_slot[value.index]}
         if value.kind == "const":
             return {"kind": "param", "index": const_base + value.index}
@@ -123,7 +129,11 @@ def build(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[s
                      "nbytes": planning.nbytes(kernel_plan.buffers[b])} for b in sorted(offsets)],
         "arena_bytes": arena_bytes,
         "unplanned_bytes": unplanned_bytes,
-        "steps": [{"kernel": s["kernel"], "args": [ref(a) for a in s["args"]]} for s in kernel_plan.steps],
+        "prepared": [_spec(kernel_plan.buffers[b]) for b in prepared_buffers],
+        "prepare_steps": [{"kernel": s["kernel"], "args": [ref(a) for a in s["args"]]}
+                          for i, s in enumerate(kernel_plan.steps) if i in prepare],
+        "steps": [{"kernel": s["kernel"], "args": [ref(a) for a in s["args"]]}
+                  for i, s in enumerate(kernel_plan.steps) if i not in prepare],
     }
 
     parent = os.path.dirname(os.path.abspath(output_dir)) or "."

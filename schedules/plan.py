@@ -31,7 +31,7 @@ class Value:
 
 @dataclass
 class KernelPlan:
-    steps: list[dict] = field(default_factory=list)          # {"kernel": name, "args": [Value...]}
+    steps: list[dict] = field(default_factory=list)          # {"kernel": name, "args": [Value...], "outputs": n}
     buffers: list[Value] = field(default_factory=list)
     constants: list[np.ndarray] = field(default_factory=list)
     outputs: list[Value] = field(default_factory=list)
@@ -84,13 +84,32 @@ def extract(mod: tvm.IRModule, num_inputs: int) -> KernelPlan:
                     shape, dtype = _tensor_spec(ty)
                     plan.buffers.append(Value("buffer", len(plan.buffers), shape, dtype))
                     outs.append(plan.buffers[-1])
-                plan.steps.append({"kernel": kernel, "args": args + outs})
+                plan.steps.append({"kernel": kernel, "args": args + outs, "outputs": len(outs)})
                 env[binding.var] = outs if isinstance(out_ty, relax.TupleType) else outs[0]
             else:
                 env[binding.var] = resolve(value)
     result = resolve(body.body)
     plan.outputs = result if isinstance(result, list) else [result]
     return plan
+
+
+def prepare_steps(plan: KernelPlan) -> set[int]:
+    """Indices of steps that depend on parameters and constants only (weight re-layouts...).
+
+    Such steps need to run only when the parameters change. A step whose result is also a
+    graph output stays in the per-call sequence.
+    """
+    outputs = {v.index for v in plan.outputs if v.kind == "buffer"}
+    derived: set[int] = set()
+    chosen: set[int] = set()
+    for index, step in enumerate(plan.steps):
+        inputs = step["args"][:len(step["args"]) - step["outputs"]]
+        results = step["args"][len(step["args"]) - step["outputs"]:]
+        static = all(v.kind in ("param", "const") or (v.kind == "buffer" and v.index in derived) for v in inputs)
+        if static and inputs and not any(v.index in outputs for v in results):
+            chosen.add(index)
+            derived.update(v.index for v in results)
+    return chosen
 
 
 def nbytes(value: Value) -> int:
@@ -107,7 +126,7 @@ def assign_offsets(plan: KernelPlan, exclude: set[int]) -> tuple[dict[int, int],
     last: dict[int, int] = {}
     for step_index, step in enumerate(plan.steps):
         for arg in step["args"]:
-            if isinstance(arg, Value) and arg.kind == "buffer":
+            if isinstance(arg, Value) and arg.kind == "buffer" and arg.index not in exclude:
                 first.setdefault(arg.index, step_index)
                 last[arg.index] = step_index
     placed: list[tuple[int, int, int, int]] = []   # (offset, size, first, last)

@@ -72,6 +72,7 @@ class Parameter(Tensor):
         if array.ndim == 0 and self.ndim > 0:
             array = np.full(self.shape, array)
         array = array.astype(self._data.dtype, copy=False)
+        self._version += 1
         if array.shape == self._data.shape:
             self._data[...] = array  # in place: compiled graphs keep seeing the same buffer
         else:
@@ -85,6 +86,7 @@ class Parameter(Tensor):
     def set_dtype(self, dtype: Any) -> Parameter:
         """Convert the stored value to ``dtype``."""
         array = self._data.astype(mstype.to_numpy(dtype))
+        self._version += 1
         self._data = aligned_empty(array.shape, array.dtype)
         self._data[...] = array
         return self

@@ -45,6 +45,7 @@ class Tensor:
     """
 
     __array_priority__ = 100
+    _version = 0  # bumped by every in-place change; compiled graphs re-prepare weights when it moves
 
     def __init__(self, input_data: Any = None, dtype: Any = None, shape: Any = None, init: Any = None,
                  internal: bool = False, const_arg: bool = False):
@@ -241,6 +242,7 @@ class Tensor:
     def __setitem__(self, index, value) -> None:
         data = self._require_value("item assignment")
         data[index] = value.asnumpy() if isinstance(value, Tensor) else value
+        self._version += 1
 
     # -- methods the MindSpore docs use -----------------------------------------------------------
     def astype(self, dtype, copy: bool = True) -> Tensor: return _functional().cast(self, dtype)

@@ -1,6 +1,7 @@
 """Capture a Python function over Tensors, build it (cached by content hash), and run it."""
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -12,12 +13,14 @@ import tvm
 import aotnn_runtime
 import relay_frontend
 import schedules
+from schedules.build import BUILD_VERSION
 
 from ..common.parameter import Parameter
 from ..common.tensor import Tensor
 
 _LOADED: dict[str, aotnn_runtime.Module] = {}
 _LOCK = threading.Lock()
+_INSTANCE_IDS = itertools.count()
 STATS = {"builds": 0, "disk_hits": 0, "captures": 0}
 
 
@@ -60,6 +63,7 @@ class Compiled:
         self.update_params = update_params
         self.artifact = artifact
         self.random_inputs = list(random_inputs)
+        self._instance = next(_INSTANCE_IDS)
 
     def __call__(self, arrays: Sequence[np.ndarray]) -> Any:
         values = {name: p._data for name, p in zip(self.param_names, self.params)}
@@ -67,7 +71,8 @@ class Compiled:
             from ..common.seed import get_rng
             rng = get_rng()
             arrays = list(arrays) + [rng.random(shape, dtype=np.float64).astype(dtype) for shape, dtype in self.random_inputs]
-        results = self.entry(*arrays, params=values)
+        key = (self._instance, tuple((id(p._data), p._version) for p in self.params))
+        results = self.entry(*arrays, params=values, params_key=key)
         for param, new_value in zip(self.update_params, results[self.num_outputs:]):
             param.set_data(new_value)
         tensors = [Tensor._from_numpy(r) for r in results[:self.num_outputs]]
@@ -75,9 +80,9 @@ class Compiled:
 
 
 def _module_key(mod: tvm.IRModule, target: dict, input_names, param_names) -> str:
+    # (``schedules.build`` is the build function, not the module: import BUILD_VERSION from the module)
     return schedules.content_key(tvm.ir.save_json(mod), target, list(input_names), list(param_names),
-                                 schedules.build.BUILD_VERSION if hasattr(schedules.build, "BUILD_VERSION")
-                                 else "", tvm.__version__)
+                                 BUILD_VERSION, tvm.__version__)
 
 
 def capture_function(fn: Callable[..., Any], input_specs: Sequence[tuple[str, tuple[int, ...], str]]):

@@ -1,4 +1,5 @@
 """``aotnn.nn``: Cell, containers and layers."""
-from .cell import Buffer, Cell
+from ..common.buffer import Buffer
+from .cell import Cell
 from .container import CellList, SequentialCell
 from .layer import *  # noqa: F401,F403

@@ -17,19 +17,13 @@ import numpy as np
 import relay_frontend
 
 from ..common import dtype as mstype
+from ..common.buffer import Buffer
 from ..common.parameter import Parameter
 from ..common.tensor import Tensor
 from ..jit import mixed_precision
 
 _STRUCTURE_VERSION = itertools.count()
 _version = [0]
-
-
-class Buffer(Tensor):
-    """A Tensor that is part of a Cell's state but not trained (MindSpore's ``nn.Buffer``)."""
-
-    def __init__(self, data: Any):
-        super().__init__(data.asnumpy() if isinstance(data, Tensor) else data)
 
 
 class _HookHandle:
@@ -96,6 +90,7 @@ class Cell:
             self._cells[name] = value
             self.__dict__.pop(name, None)
         elif isinstance(value, Buffer):
+            value.name = name
             self._buffers[name] = value
             self.__dict__.pop(name, None)
         else:
@@ -228,8 +223,9 @@ class Cell:
             if cell is not None:
                 yield from cell.cells_and_names(seen, f"{name_prefix}.{name}" if name_prefix else name)
 
-    def cells(self) -> Iterator[Cell]:
-        return iter(c for c in self._cells.values() if c is not None)
+    def cells(self):
+        """The immediate sub-cells (``odict_values``, as MindSpore prints them)."""
+        return self.name_cells().values()
 
     def name_cells(self) -> OrderedDict:
         return OrderedDict((n, c) for n, c in self._cells.items() if c is not None)
@@ -300,7 +296,10 @@ class Cell:
             raise KeyError(f"name: expected a non-empty str without '.', got {name!r}")
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"tensor: expected a Tensor or None, got {type(tensor).__name__}")
-        self._buffers[name] = tensor if tensor is None or isinstance(tensor, Buffer) else Buffer(tensor)
+        buffer = tensor if tensor is None or isinstance(tensor, Buffer) else Buffer(tensor)
+        if buffer is not None:
+            buffer.name = name
+        self._buffers[name] = buffer
         if not persistent:
             self._non_persistent.add(name)
 
@@ -363,6 +362,7 @@ class Cell:
                 target.set_data(array)
             else:
                 target._data[...] = array
+                target._version += 1
         return namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])(missing, unexpected)
 
     # -- printing -------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from tvm import relax
 import relay_frontend
 from relay_frontend.ops import lookup
 
+from ..common.buffer import Buffer
 from ..common.parameter import Parameter
 from ..common.tensor import Tensor
 from ..jit import mixed_precision
@@ -25,7 +26,7 @@ def _to_expr(value: Any, capture: relay_frontend.Capture) -> Any:
     if isinstance(value, Tensor):
         if value.is_symbolic:
             return value._expr
-        if isinstance(value, Parameter):
+        if isinstance(value, (Parameter, Buffer)):
             var = capture.param(value, value.name, value.shape, value.dtype.name)
             compute = mixed_precision.current_dtype()
             if compute is not None and value.dtype.is_float and value.dtype != compute:

@@ -19,12 +19,17 @@ def is_tensor(value) -> bool:
 def promote(a, b) -> tuple[relax.Expr, relax.Expr]:
     """Make a binary op's operands two tensors of one dtype, as MindSpore's implicit promotion does.
 
-    Two tensors of different dtypes meet at numpy's result type. A Python scalar takes the
+    Two tensors of different dtypes meet at numpy's result type, except that an integer or bool
+    tensor with a float one gives the float one's dtype (MindSpore's rule). A Python scalar takes the
     tensor's dtype, except a float scalar with an integer or bool tensor, which gives float32.
     """
     if is_tensor(a) and is_tensor(b):
         if dtype_of(a) != dtype_of(b):
-            target = str(np.result_type(dtype_of(a), dtype_of(b)))
+            kinds = {np.dtype(dtype_of(a)).kind, np.dtype(dtype_of(b)).kind}
+            if "f" in kinds and len(kinds) > 1:  # MindSpore: int/bool with float gives that float type
+                target = dtype_of(a) if np.dtype(dtype_of(a)).kind == "f" else dtype_of(b)
+            else:
+                target = str(np.result_type(dtype_of(a), dtype_of(b)))
             return cast(a, target), cast(b, target)
         return a, b
     if not (is_tensor(a) or is_tensor(b)):

@@ -54,11 +54,6 @@ def astype(x, dtype: str):
     return cast(x, dtype)
 
 
-@rule("relu6")
-def relu6(x):
-    return _op.clip(x, relax.prim_value(0.0), relax.prim_value(6.0))
-
-
 @rule("clip")
 def clip(x, min_value, max_value):
     out = x

@@ -13,7 +13,7 @@ from .buffers import aligned_empty, as_aligned
 from .errors import ArtifactError, InputError
 from .manifest import read_manifest
 
-_REF_KINDS = ("input", "param", "buffer", "output")
+_REF_KINDS = ("input", "param", "buffer", "output", "prepared")
 
 
 def _spec_text(spec: Mapping[str, Any]) -> str:
@@ -37,19 +37,27 @@ class EntryPoint:
         for buf in record["buffers"]:
             view = self._arena[buf["offset"]:buf["offset"] + buf["nbytes"]].view(buf["dtype"]).reshape(buf["shape"])
             self._buffers.append(tvm_ffi.from_dlpack(view))
-        self._steps = []
-        for step in record["steps"]:
+        self._prepared = [tvm_ffi.from_dlpack(aligned_empty(tuple(spec["shape"]), spec["dtype"]))
+                          for spec in record.get("prepared", [])]
+        self._prepared_for: Any = None
+        self._prepare_steps = self._load_steps(record.get("prepare_steps", []), library)
+        self._steps = self._load_steps(record["steps"], library)
+
+    def _load_steps(self, steps: list[dict], library: Any) -> list:
+        loaded = []
+        for step in steps:
             try:
                 kernel = library[step["kernel"]]
             except Exception:
-                raise ArtifactError(f"entry {name!r}: kernel {step['kernel']!r} is not in the kernel library") from None
+                raise ArtifactError(f"entry {self.name!r}: kernel {step['kernel']!r} is not in the kernel library") from None
             for ref in step["args"]:
                 self._check_ref(ref)
-            self._steps.append((kernel, [(ref["kind"], ref["index"]) for ref in step["args"]]))
+            loaded.append((kernel, [(ref["kind"], ref["index"]) for ref in step["args"]]))
+        return loaded
 
     def _check_ref(self, ref: Mapping[str, Any]) -> None:
-        limits = {"input": len(self.inputs), "param": len(self.params),
-                  "buffer": len(self._buffers), "output": len(self.outputs)}
+        limits = {"input": len(self.inputs), "param": len(self.params), "buffer": len(self._buffers),
+                  "output": len(self.outputs), "prepared": len(self._prepared)}
         if ref.get("kind") not in _REF_KINDS or not 0 <= ref.get("index", -1) < limits[ref["kind"]]:
             raise ArtifactError(f"entry {self.name!r}: malformed argument reference {ref!r}")
 
@@ -91,12 +99,16 @@ class EntryPoint:
                                  f"weights for it and none was passed in params")
         return resolved
 
-    def __call__(self, *inputs: Any, params: Mapping[str, Any] | None = None) -> list[np.ndarray]:
+    def __call__(self, *inputs: Any, params: Mapping[str, Any] | None = None,
+                 params_key: Any = None) -> list[np.ndarray]:
         """Run the entry point and return its outputs as new numpy arrays.
 
         Args:
             inputs: one array per declared input, in order.
             params: optional mapping from parameter name to array, overriding stored weights.
+            params_key: a value that changes whenever the contents of ``params`` change; the
+                steps that depend on parameters only (weight re-layouts) re-run only then.
+                None with ``params`` given: they re-run on every call.
         Returns:
             list of numpy arrays, one per declared output.
         Raises:
@@ -110,7 +122,14 @@ class EntryPoint:
             "param": [tvm_ffi.from_dlpack(array) for array in weights],
             "buffer": self._buffers,
             "output": [tvm_ffi.from_dlpack(array) for array in outputs],
+            "prepared": self._prepared,
         }
+        key = ("stored",) if params is None else params_key
+        if self._prepare_steps and (key is None or key != self._prepared_for):
+            self._prepared_for = None
+            for kernel, args in self._prepare_steps:
+                kernel(*[handles[kind][index] for kind, index in args])
+            self._prepared_for = key
         for kernel, args in self._steps:
             kernel(*[handles[kind][index] for kind, index in args])
         sources = {"input": data, "param": weights, "output": outputs}

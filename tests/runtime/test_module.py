@@ -120,3 +120,25 @@ def test_runtime_never_imports_tvm(lenet_artifact):
             "m.run(np.zeros((2,1,32,32), np.float32)); "
             "assert not any(n == 'tvm' or n.startswith('tvm.') for n in sys.modules), 'tvm imported'")
     subprocess.run([sys.executable, "-c", code, str(lenet_artifact[0])], check=True)
+
+
+def test_weight_only_steps_rerun_only_when_parameters_change():
+    """A kernel that reads only parameters (here 2*w, transposed) runs once, then again after set_data."""
+    import aotnn
+    from aotnn import Tensor, nn, ops
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.w = aotnn.Parameter(Tensor(np.arange(12, dtype=np.float32).reshape(4, 3)), name="w")
+
+        def construct(self, x):
+            return ops.matmul(x, ops.transpose(self.w * 2.0, (1, 0)))
+
+    net = Net()
+    x = np.random.default_rng(1).random((2, 3), dtype=np.float32)
+    np.testing.assert_allclose(net(Tensor(x)).asnumpy(), x @ (2 * net.w.asnumpy()).T, rtol=1e-6)
+    entry = next(iter(net._jit_cache.values())).module.manifest["entries"]["predict"]
+    assert len(entry["prepare_steps"]) >= 1
+    net.w.set_data(np.ones((4, 3), np.float32))
+    np.testing.assert_allclose(net(Tensor(x)).asnumpy(), x @ np.full((3, 4), 2.0, np.float32), rtol=1e-6)

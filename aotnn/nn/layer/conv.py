@@ -25,7 +25,7 @@ class Conv2d(Cell):
         group: groups; in and out channels must divide by it. Default: 1.
         has_bias: whether to add a bias. Default: False.
         weight_init: initializer of the (out, in/group, kh, kw) weight. Default: 'normal'.
-        bias_init: initializer of the bias. Default: 'zeros'.
+        bias_init: initializer of the bias; None means 'zeros'. Default: None.
         data_format: 'NCHW' or 'NHWC'. Default: 'NCHW'.
     Raises:
         ValueError: an argument out of range; padding other than 0 without pad_mode='pad'.
@@ -33,7 +33,7 @@ class Conv2d(Cell):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, pad_mode: str = "same",
                  padding=0, dilation=1, group: int = 1, has_bias: bool = False, weight_init="normal",
-                 bias_init="zeros", data_format: str = "NCHW", dtype=mstype.float32):
+                 bias_init=None, data_format: str = "NCHW", dtype=mstype.float32):
         super().__init__()
         self.in_channels = positive_int(in_channels, "in_channels", "Conv2d")
         self.out_channels = positive_int(out_channels, "out_channels", "Conv2d")
@@ -59,11 +59,13 @@ class Conv2d(Cell):
             raise ValueError(f"Conv2d: padding must be 0 when pad_mode is {self.pad_mode!r}, got {padding!r}")
         self.padding = padding
         self.has_bias = bool(has_bias)
+        self.weight_init, self.bias_init = weight_init, bias_init
         kh, kw = self.kernel_size
         shape = ([out_channels, in_channels // group, kh, kw] if data_format == "NCHW"
                  else [out_channels, kh, kw, in_channels // group])
         self.weight = Parameter(initializer(weight_init, shape, dtype), name="weight")
-        self.bias = Parameter(initializer(bias_init, [out_channels], dtype), name="bias") if has_bias else None
+        bias_value = initializer("zeros" if bias_init is None else bias_init, [out_channels], dtype)
+        self.bias = Parameter(bias_value, name="bias") if has_bias else None
 
     def construct(self, x):
         channel_axis = 1 if self.data_format == "NCHW" else 3
@@ -77,4 +79,5 @@ class Conv2d(Cell):
         return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
                 f"kernel_size={self.kernel_size}, stride={self.stride}, pad_mode={self.pad_mode}, "
                 f"padding={self.padding}, dilation={self.dilation}, group={self.group}, "
-                f"has_bias={self.has_bias}, data_format={self.data_format}")
+                f"has_bias={self.has_bias}, weight_init={self.weight_init}, bias_init={self.bias_init}, "
+                f"format={self.data_format}")
