@@ -126,12 +126,15 @@ class Capture:
         return relax.const(np.asarray(value, dtype=dtype) if np.ndim(value) else value, dtype)
 
     def finish(self, outputs: Sequence[relax.Expr]) -> tvm.IRModule:
-        """Close the function with ``outputs`` (then every recorded parameter update) and return the module."""
+        """Close the function with ``outputs`` (then every recorded parameter update) and return the module.
+
+        The function returns a tuple expression of the output variables (a form autodiff accepts).
+        """
         values = list(outputs) + [value for _, value in self.param_updates]
         if not values:
             raise CaptureError("construct returned no tensor")
-        result = self.builder.emit_output(relax.Tuple(values))
+        results = [self.builder.emit_output(value) for value in values]
         self._dataflow_scope.__exit__(None, None, None)
-        self.builder.emit_func_output(result, params=self.inputs + self.param_vars)
+        self.builder.emit_func_output(relax.Tuple(results), params=self.inputs + self.param_vars)
         self._function_scope.__exit__(None, None, None)
         return self.builder.get()

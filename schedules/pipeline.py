@@ -8,6 +8,7 @@ from tvm import relax
 def fusing_passes() -> tvm.transform.Pass:
     """Relax passes that leave ``main`` as a sequence of ``call_tir`` kernels."""
     return tvm.transform.Sequential([
+        relax.transform.InlinePrivateFunctions(),  # adjoints of training steps are private functions
         relax.transform.LegalizeOps(),
         relax.transform.AnnotateTIROpPattern(),
         relax.transform.FoldConstant(),

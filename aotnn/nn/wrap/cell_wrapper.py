@@ -1,0 +1,153 @@
+"""Wrappers that turn a network into a loss, a gradient or one compiled training step."""
+from __future__ import annotations
+
+from typing import Any
+
+from ... import ops
+from ...ops.grad_ops import GradOperation, _differentiate
+from ..cell import Cell
+
+__all__ = ["WithLossCell", "WithEvalCell", "WithGradCell", "ForwardValueAndGrad", "TrainOneStepCell"]
+
+
+def _check_cell(value: Any, name: str) -> Cell:
+    if not isinstance(value, Cell):
+        raise TypeError(f"{name}: expected a Cell, got {type(value).__name__}")
+    return value
+
+
+class WithLossCell(Cell):
+    """``loss_fn(backbone(data), label)``; adds no prefix to parameter names.
+
+    Args:
+        backbone: the network.
+        loss_fn: the loss Cell.
+    """
+
+    def __init__(self, backbone: Cell, loss_fn: Cell):
+        super().__init__(auto_prefix=False)
+        self._backbone = _check_cell(backbone, "backbone")
+        self._loss_fn = _check_cell(loss_fn, "loss_fn")
+
+    def construct(self, data, label):
+        return self._loss_fn(self._backbone(data), label)
+
+    @property
+    def backbone_network(self) -> Cell:
+        return self._backbone
+
+
+class WithEvalCell(Cell):
+    """Returns ``(loss, outputs, label)`` for evaluation.
+
+    Args:
+        network: the network.
+        loss_fn: the loss Cell.
+        add_cast_fp32: cast outputs and label to float32 first.
+    """
+
+    def __init__(self, network: Cell, loss_fn: Cell, add_cast_fp32: bool = False):
+        super().__init__(auto_prefix=False)
+        self._network = _check_cell(network, "network")
+        self._loss_fn = _check_cell(loss_fn, "loss_fn")
+        self.add_cast_fp32 = add_cast_fp32
+
+    def construct(self, data, label):
+        outputs = self._network(data)
+        if self.add_cast_fp32:
+            outputs, label = outputs.astype("float32"), label.astype("float32")
+        return self._loss_fn(outputs, label), outputs, label
+
+
+class WithGradCell(Cell):
+    """Gradients of the network's loss with respect to its trainable parameters.
+
+    Args:
+        network: the network.
+        loss_fn: applied to the network's output and the label when given.
+        sens: scale of the output's gradient (default 1).
+    """
+
+    def __init__(self, network: Cell, loss_fn: Cell | None = None, sens=None):
+        super().__init__(auto_prefix=False)
+        self.network = _check_cell(network, "network")
+        self.loss_fn = loss_fn
+        self.weights = list(network.trainable_params())
+        self.sens = sens
+        self.network_with_loss = WithLossCell(network, loss_fn) if loss_fn is not None else network
+
+    def construct(self, *inputs):
+        grad = GradOperation(get_by_list=True, sens_param=self.sens is not None)
+        fn = grad(self.network_with_loss, self.weights)
+        if self.sens is None:
+            return fn(*inputs)
+        return fn(*inputs, ops.fill("float32", (), float(self.sens)))
+
+
+class ForwardValueAndGrad(Cell):
+    """The network's output and its gradients (inputs and/or weights), as MindSpore's.
+
+    Args:
+        network: the network.
+        weights: Parameters for ``get_by_list``.
+        get_all: gradients for all inputs.
+        get_by_list: gradients for ``weights``.
+        sens_param: the last input is the output's sensitivity.
+    """
+
+    def __init__(self, network: Cell, weights=None, get_all: bool = False, get_by_list: bool = False,
+                 sens_param: bool = False):
+        super().__init__(auto_prefix=False)
+        if get_by_list and weights is None:
+            raise TypeError("weights: must be given when get_by_list is True")
+        self.network = _check_cell(network, "network")
+        self.weights = list(weights) if weights is not None else []
+        self.get_all, self.get_by_list, self.sens_param = get_all, get_by_list, sens_param
+
+    def construct(self, *inputs):
+        sens = None
+        if self.sens_param:
+            *inputs, sens = inputs
+        tensor_positions = [i for i, a in enumerate(inputs) if hasattr(a, "shape")]
+        positions = tensor_positions if self.get_all else ([] if self.get_by_list else tensor_positions[:1])
+        outputs, input_grads, weight_grads = _differentiate(self.network, inputs, positions,
+                                                            self.weights if self.get_by_list else [], sens)
+        value = outputs[0] if len(outputs) == 1 else tuple(outputs)
+        if self.get_all and self.get_by_list:
+            return value, (tuple(input_grads), tuple(weight_grads))
+        if self.get_by_list:
+            return value, tuple(weight_grads)
+        return value, (tuple(input_grads) if self.get_all else input_grads[0])
+
+
+class TrainOneStepCell(Cell):
+    """One training step as ONE compiled graph: forward, loss, gradients, optimizer update.
+
+    Parameters and optimizer state are written back in place after every call.
+
+    Args:
+        network: a Cell returning the loss (e.g. ``WithLossCell``).
+        optimizer: the optimizer Cell; its ``parameters`` are differentiated.
+        sens: scale of the loss's gradient (for loss scaling). Default: 1.0.
+    Returns:
+        the loss, from calling the cell.
+    """
+
+    def __init__(self, network: Cell, optimizer: Cell, sens: float = 1.0):
+        super().__init__(auto_prefix=False)
+        self.network = _check_cell(network, "network")
+        self.network.set_grad()
+        self.optimizer = _check_cell(optimizer, "optimizer")
+        self.weights = list(getattr(optimizer, "parameters", network.trainable_params()))
+        self.sens = float(sens)
+        self.reducer_flag = False
+
+    def grad_reducer(self, grads):
+        return grads
+
+    def construct(self, *inputs):
+        sens = None if self.sens == 1.0 else ops.fill("float32", (), self.sens)
+        outputs, _, grads = _differentiate(self.network, inputs, [], self.weights, sens)
+        grads = self.grad_reducer(tuple(grads))
+        self.optimizer(grads)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)

@@ -1,0 +1,87 @@
+"""Gradient rules for Relax ops that TVM's ``Gradient`` pass does not differentiate."""
+from __future__ import annotations
+
+from tvm import relax
+from tvm.relax.op.base import register_gradient
+
+_op = relax.op
+
+
+def _dtype(expr) -> str:
+    return str(expr.ty.dtype)
+
+
+def _register(op_name: str):
+    def wrap(fn):
+        try:
+            register_gradient(op_name, fn)
+        except Exception:  # already registered (a newer TVM may ship its own rule)
+            pass
+        return fn
+    return wrap
+
+
+@_register("relax.rsqrt")
+def _rsqrt_grad(orig_var, orig_call, output_grad, ctx):
+    # d/dx x^-1/2 = -1/2 * x^-3/2 = -0.5 * y^3
+    y = orig_var
+    return [_op.multiply(output_grad, _op.multiply(relax.const(-0.5, _dtype(y)), _op.multiply(y, _op.multiply(y, y))))]
+
+
+@_register("relax.square")
+def _square_grad(orig_var, orig_call, output_grad, ctx):
+    x = orig_call.args[0]
+    return [_op.multiply(output_grad, _op.multiply(relax.const(2.0, _dtype(x)), x))]
+
+
+@_register("relax.erf")
+def _erf_grad(orig_var, orig_call, output_grad, ctx):
+    x = orig_call.args[0]
+    coeff = relax.const(1.1283791670955126, _dtype(x))  # 2 / sqrt(pi)
+    return [_op.multiply(output_grad, _op.multiply(coeff, _op.exp(_op.negative(_op.multiply(x, x)))))]
+
+
+@_register("relax.clip")
+def _clip_grad(orig_var, orig_call, output_grad, ctx):
+    x = orig_call.args[0]
+    return [_op.where(_op.equal(orig_var, x), output_grad, _op.zeros_like(output_grad)), None, None]
+
+
+def _reduce_extreme_grad(orig_var, orig_call, output_grad, ctx):
+    x = orig_call.args[0]
+    attrs = orig_call.attrs
+    axis = None if attrs.axis is None else [int(a) for a in attrs.axis]
+    keep = bool(attrs.keepdims)
+    shape = [int(d) for d in x.ty.shape.values]
+    y, g = orig_var, output_grad
+    if not keep:
+        axes = range(len(shape)) if axis is None else [a % len(shape) for a in axis]
+        keep_shape = [1 if i in axes else d for i, d in enumerate(shape)]
+        y, g = _op.reshape(y, keep_shape), _op.reshape(g, keep_shape)
+    hit = _op.astype(_op.equal(x, y), _dtype(x))
+    count = _op.sum(hit, axis=axis, keepdims=True)
+    return [_op.divide(_op.multiply(hit, g), count)]
+
+
+_register("relax.max")(_reduce_extreme_grad)
+_register("relax.min")(_reduce_extreme_grad)
+
+
+@_register("relax.strided_slice")
+def _strided_slice_grad(orig_var, orig_call, output_grad, ctx):
+    x = orig_call.args[0]
+    shape = [int(d) for d in x.ty.shape.values]
+    axes = [int(a.value) for a in orig_call.args[1].fields]
+    begin = [int(b.value) for b in orig_call.args[2].fields]
+    strides = [int(s.value) for s in orig_call.args[4].fields] if len(orig_call.args) > 4 and orig_call.args[4] is not None else [1] * len(axes)
+    if any(s != 1 for s in strides):
+        raise NotImplementedError("gradient of a strided slice with step > 1")
+    out_shape = [int(d) for d in orig_var.ty.shape.values]
+    before = [0] * len(shape)
+    after = [0] * len(shape)
+    for axis, start in zip(axes, begin):
+        start = start % shape[axis] if start < 0 else min(start, shape[axis])
+        before[axis] = start
+        after[axis] = shape[axis] - start - out_shape[axis]
+    pad_width = [v for pair in zip(before, after) for v in pair]
+    return [_op.nn.pad(output_grad, pad_width), None, None, None, None]
