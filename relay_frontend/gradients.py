@@ -2,13 +2,18 @@
 from __future__ import annotations
 
 from tvm import relax
-from tvm.relax.op.base import register_gradient
+from tvm.relax.op.base import null_value, register_gradient
 
 _op = relax.op
 
 
 def _dtype(expr) -> str:
     return str(expr.ty.dtype)
+
+
+def _nulls(call, skip: int) -> list:
+    """Placeholders for the arguments that take no gradient (attributes passed as arguments)."""
+    return [null_value() for _ in call.args[skip:]]
 
 
 def _register(op_name: str):
@@ -44,7 +49,7 @@ def _erf_grad(orig_var, orig_call, output_grad, ctx):
 @_register("relax.clip")
 def _clip_grad(orig_var, orig_call, output_grad, ctx):
     x = orig_call.args[0]
-    return [_op.where(_op.equal(orig_var, x), output_grad, _op.zeros_like(output_grad)), None, None]
+    return [_op.where(_op.equal(orig_var, x), output_grad, _op.zeros_like(output_grad))] + _nulls(orig_call, 1)
 
 
 def _reduce_extreme_grad(orig_var, orig_call, output_grad, ctx):
@@ -65,23 +70,3 @@ def _reduce_extreme_grad(orig_var, orig_call, output_grad, ctx):
 
 _register("relax.max")(_reduce_extreme_grad)
 _register("relax.min")(_reduce_extreme_grad)
-
-
-@_register("relax.strided_slice")
-def _strided_slice_grad(orig_var, orig_call, output_grad, ctx):
-    x = orig_call.args[0]
-    shape = [int(d) for d in x.ty.shape.values]
-    axes = [int(a.value) for a in orig_call.args[1].fields]
-    begin = [int(b.value) for b in orig_call.args[2].fields]
-    strides = [int(s.value) for s in orig_call.args[4].fields] if len(orig_call.args) > 4 and orig_call.args[4] is not None else [1] * len(axes)
-    if any(s != 1 for s in strides):
-        raise NotImplementedError("gradient of a strided slice with step > 1")
-    out_shape = [int(d) for d in orig_var.ty.shape.values]
-    before = [0] * len(shape)
-    after = [0] * len(shape)
-    for axis, start in zip(axes, begin):
-        start = start % shape[axis] if start < 0 else min(start, shape[axis])
-        before[axis] = start
-        after[axis] = shape[axis] - start - out_shape[axis]
-    pad_width = [v for pair in zip(before, after) for v in pair]
-    return [_op.nn.pad(output_grad, pad_width), None, None, None, None]

@@ -182,6 +182,8 @@ def getitem(x: Tensor, index: Any) -> Tensor:
         else:
             raise IndexError(f"unsupported index {item!r} of type {type(item).__name__}")
         axis += 1
+    if 0 in out_shape:
+        raise IndexError(f"index {index!r} selects no element; zero-size tensors are not supported")
     out = apply("strided_slice", x, tuple(begin), tuple(end), tuple(strides)) if shape_in else x
     return apply("reshape", out, tuple(out_shape)) if tuple(out_shape) != out.shape else out
 
@@ -225,14 +227,16 @@ def conv2d(x, weight, bias=None, stride=1, pad_mode="same", padding=0, dilation=
     return apply("conv2d", x, weight, bias, stride, pad_mode, padding, dilation, groups, data_format)
 
 
-def max_pool2d(x, kernel_size=1, stride=1, pad_mode="valid", padding=0, ceil_mode=False, data_format="NCHW"):
-    return apply("max_pool2d", x, kernel_size, stride, pad_mode, padding, ceil_mode, data_format)
+def max_pool2d(x, kernel_size=1, stride=1, pad_mode="valid", padding=0, ceil_mode=False, data_format="NCHW",
+               dilation=1, return_indices=False):
+    return apply("max_pool2d", x, kernel_size, stride, pad_mode, padding, ceil_mode, data_format, dilation,
+                 return_indices)
 
 
 def avg_pool2d(x, kernel_size=1, stride=1, pad_mode="valid", padding=0, ceil_mode=False,
-               count_include_pad=None, data_format="NCHW"):
+               count_include_pad=None, data_format="NCHW", divisor_override=None):
     return apply("avg_pool2d", x, kernel_size, stride, pad_mode, padding, ceil_mode, count_include_pad,
-                 data_format)
+                 data_format, divisor_override)
 
 
 def batch_norm(x, gamma, beta, mean_, variance, epsilon=1e-5, training=False, axis=1):

@@ -6,6 +6,7 @@ Called on concrete tensors, the same capture is compiled and run once per signat
 """
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,7 +17,8 @@ from ..common.parameter import Parameter
 from ..common.tensor import Tensor
 from ._dispatch import _to_expr
 
-_EAGER: dict[Any, Any] = {}
+# per function object (not its id: a collected lambda's id can be reused by another one)
+_EAGER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _as_params(weights) -> list[Parameter]:
@@ -74,10 +76,11 @@ def _differentiate_eagerly(fn, args, positions, weights, sens):
     from ..nn.cell import Cell, _version
     tensors = [a for a in args if isinstance(a, Tensor)] + ([sens] if isinstance(sens, Tensor) else [])
     flags = tuple((id(c), c.training) for _, c in fn.cells_and_names()) if isinstance(fn, Cell) else ()
-    key = (id(fn), _version[0], flags, tuple(id(w) for w in weights), tuple(positions), sens is None,
+    key = (_version[0], flags, tuple(id(w) for w in weights), tuple(positions), sens is None,
            tuple((i, a.shape, a.dtype.name) if isinstance(a, Tensor) else (i, repr(a)) for i, a in enumerate(args)),
            None if sens is None else (sens.shape, sens.dtype.name))
-    compiled = _EAGER.get(key)
+    cache = _EAGER.setdefault(fn, {})
+    compiled = cache.get(key)
     if compiled is None:
         def traced(*symbolic):
             call_args, k = list(args), 0
@@ -88,7 +91,7 @@ def _differentiate_eagerly(fn, args, positions, weights, sens):
             return tuple(tuple(group) for group in _differentiate(fn, call_args, positions, weights, sens_sym))
         specs = [(f"x{i}", t.shape, t.dtype.name) for i, t in enumerate(tensors)]
         compiled = compile_function(traced, specs)
-        _EAGER[key] = compiled
+        cache[key] = compiled
     outputs, input_grads, weight_grads = compiled([t._data for t in tensors])
     return list(outputs), list(input_grads), list(weight_grads)
 

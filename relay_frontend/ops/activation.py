@@ -47,14 +47,18 @@ def relu6(x):
 @rule("gelu")
 def gelu(x, approximate: bool = True):
     """GELU: the tanh approximation ``0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3)))`` when
-    ``approximate``, else the exact ``0.5x(1 + erf(x / sqrt(2)))``."""
+    ``approximate``, else the exact ``0.5x(1 + erf(x / sqrt(2)))``.
+
+    The tanh form is computed as the identical ``x * sigmoid(2u)``: ``1 + tanh(u)`` cancels to 0 for
+    very negative inputs where the sigmoid keeps the tiny true value, as MindSpore's kernel does.
+    """
     dtype, x = dtype_of(x), _wide(x)
     if approximate:
-        inner = emit(_op.multiply(_op.add(x, _op.multiply(_const(0.044715, x), _op.multiply(x, _op.multiply(x, x)))),
-                                  _const(math.sqrt(2.0 / math.pi), x)))
-        gate = emit(_op.add(_const(1.0, x), _op.tanh(inner)))
-    else:
-        gate = emit(_op.add(_const(1.0, x), _op.erf(_op.multiply(x, _const(1.0 / math.sqrt(2.0), x)))))
+        cube = emit(_op.multiply(x, _op.multiply(x, x)))
+        inner = emit(_op.multiply(_op.add(x, _op.multiply(cube, _const(0.044715, x))),
+                                  _const(2.0 * math.sqrt(2.0 / math.pi), x)))
+        return _narrow(_op.multiply(x, emit(_op.sigmoid(inner))), dtype)
+    gate = emit(_op.add(_const(1.0, x), _op.erf(_op.multiply(x, _const(1.0 / math.sqrt(2.0), x)))))
     return _narrow(_op.multiply(_op.multiply(x, _const(0.5, x)), gate), dtype)
 
 

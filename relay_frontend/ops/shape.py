@@ -94,7 +94,27 @@ def gather(x, indices, axis=0):
 
 @rule("strided_slice")
 def strided_slice(x, begin, end, strides):
-    """Basic slicing: ``begin``/``end``/``strides`` per axis, already clamped by the caller."""
-    axes = list(range(len(begin)))
-    return _op.strided_slice(x, axes, [int(b) for b in begin], [int(e) for e in end],
-                             [int(s) for s in strides])
+    """Basic slicing: ``begin``/``end``/``strides`` per axis, already clamped by the caller.
+
+    Built from ``split`` (step 1) and ``take`` (other steps), which are differentiable.
+    """
+    import numpy as np
+
+    from .common import emit
+
+    shape = static_shape(x)
+    out = x
+    for axis, (start, stop, step) in enumerate(zip(begin, end, strides)):
+        start, stop, step = int(start), int(stop), int(step)
+        if (start, stop, step) == (0, shape[axis], 1):
+            continue
+        if step == 1:
+            points = [p for p in (start, stop) if 0 < p < shape[axis]]
+            if not points:
+                continue
+            parts = emit(_op.split(out, points, axis=axis))
+            out = emit(relax.TupleGetItem(parts, 1 if start > 0 else 0))
+        else:
+            indices = relax.const(np.arange(start, stop, step, dtype="int64"))
+            out = emit(_op.take(out, indices, axis=axis))
+    return out
