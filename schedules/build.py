@@ -53,29 +53,14 @@ def _write_weights(directory: str, named: Sequence[tuple[str, np.ndarray]]) -> d
     return {"file": WEIGHTS_FILE, "tensors": records}
 
 
-def build(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[str], *,
-          target: str | Mapping[str, Any] | None = None, output_dir: str,
-          weights: Mapping[str, np.ndarray] | None = None, num_param_updates: int = 0,
-          entry: str = "predict", metadata: Mapping[str, Any] | None = None) -> str:
-    """Compile ``mod['main']`` and write an artifact directory at ``output_dir`` (atomically).
+def entry_record(lowered: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[str],
+                 num_param_updates: int = 0) -> tuple[dict[str, Any], list[tuple[str, np.ndarray]]]:
+    """The manifest record of one entry point (kernel sequence, memory plan, tensor specs).
 
-    Args:
-        mod: Relax module whose ``main`` takes the data inputs then the parameters.
-        input_names: names of the data inputs, in order.
-        param_names: names of the parameters, in order.
-        target: target name or TVM target dict (default: the host x86 CPU).
-        output_dir: where the artifact directory is created; replaced if present.
-        weights: parameter values to store in the artifact (optional).
-        num_param_updates: how many trailing outputs are new values of parameters
-            (the last ones recorded by the capture, in ``param_updates`` order).
-        entry: name of the entry point.
-        metadata: extra JSON-able facts to keep in the manifest.
     Returns:
-        ``output_dir``.
+        (record, constants): constants are the graph's embedded tensors, stored like weights
+        under the names the record's parameter table gives them.
     """
-    target_dict = resolve(target)
-    tvm_target = to_tvm(target_dict)
-    lowered = pipeline.lower_to_kernels(mod, tvm_target)
     kernel_plan = planning.extract(lowered, len(input_names))
 
     # Outputs produced by a kernel are written straight into the output buffers.
@@ -90,7 +75,8 @@ def build(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[s
         else:
             output_refs.append({"kind": value.kind, "index": value.index})
     prepare = planning.prepare_steps(kernel_plan)
-    prepared_buffers = sorted({v.index for i in prepare for v in kernel_plan.steps[i]["args"][-kernel_plan.steps[i]["outputs"]:]})
+    prepared_buffers = sorted({v.index for i in prepare
+                               for v in kernel_plan.steps[i]["args"][-kernel_plan.steps[i]["outputs"]:]})
     prepared_slot = {b: i for i, b in enumerate(prepared_buffers)}
     offsets, arena_bytes, unplanned_bytes = planning.assign_offsets(
         kernel_plan, set(output_of_buffer) | set(prepared_buffers))
@@ -135,41 +121,88 @@ def build(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[s
         "steps": [{"kernel": s["kernel"], "args": [ref(a) for a in s["args"]]}
                   for i, s in enumerate(kernel_plan.steps) if i not in prepare],
     }
+    return record, list(zip(const_names, kernel_plan.constants))
 
+
+def write_artifact(staging: str, output_dir: str, manifest: dict[str, Any],
+                   stored: Sequence[tuple[str, np.ndarray]]) -> str:
+    """Add weights, file hashes and the manifest to ``staging``, then move it to ``output_dir``."""
+    if stored:
+        manifest["weights"] = _write_weights(staging, stored)
+    files = {}
+    for root, _, names in os.walk(staging):
+        for name in names:
+            full = os.path.join(root, name)
+            rel = os.path.relpath(full, staging)
+            files[rel] = {"size": os.path.getsize(full), "sha256": file_sha256(full)}
+    manifest["files"] = dict(sorted(files.items()))
+    with open(os.path.join(staging, MANIFEST_FILE), "w", encoding="utf-8") as stream:
+        json.dump(manifest, stream, indent=1)
+    if os.path.isdir(output_dir):
+        shutil.rmtree(output_dir)
+    os.replace(staging, output_dir)
+    return output_dir
+
+
+def new_manifest(target_dict: dict, entry: str, record: dict, library: str | None,
+                 metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "target": target_dict,
+        "versions": {"tvm": tvm.__version__, "aotnn_runtime": aotnn_runtime.__version__, "build": BUILD_VERSION},
+        "library": library,
+        "entries": {entry: record},
+        "metadata": dict(metadata or {}),
+    }
+
+
+def stored_tensors(param_names: Sequence[str], weights: Mapping[str, np.ndarray] | None,
+                   constants: Sequence[tuple[str, np.ndarray]]) -> list[tuple[str, np.ndarray]]:
+    stored = [(n, np.asarray(weights[n])) for n in param_names if n in weights] if weights else []
+    return stored + list(constants)
+
+
+def staging_dir(output_dir: str) -> str:
     parent = os.path.dirname(os.path.abspath(output_dir)) or "."
     os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".aotnn-build-", dir=parent)
+    return tempfile.mkdtemp(prefix=".aotnn-build-", dir=parent)
+
+
+def build(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[str], *,
+          target: str | Mapping[str, Any] | None = None, output_dir: str,
+          weights: Mapping[str, np.ndarray] | None = None, num_param_updates: int = 0,
+          entry: str = "predict", metadata: Mapping[str, Any] | None = None) -> str:
+    """Compile ``mod['main']`` for the host and write an artifact directory at ``output_dir`` (atomically).
+
+    Args:
+        mod: Relax module whose ``main`` takes the data inputs then the parameters.
+        input_names: names of the data inputs, in order.
+        param_names: names of the parameters, in order.
+        target: target name or TVM target dict (default: the host x86 CPU).
+        output_dir: where the artifact directory is created; replaced if present.
+        weights: parameter values to store in the artifact (optional).
+        num_param_updates: how many trailing outputs are new values of parameters
+            (the last ones recorded by the capture, in ``param_updates`` order).
+        entry: name of the entry point.
+        metadata: extra JSON-able facts to keep in the manifest.
+    Returns:
+        ``output_dir``.
+    """
+    target_dict = resolve(target)
+    tvm_target = to_tvm(target_dict)
+    lowered = pipeline.lower_to_kernels(mod, tvm_target)
+    record, constants = entry_record(lowered, input_names, param_names, num_param_updates)
+    staging = staging_dir(output_dir)
     try:
         library = tvm.compile(_kernel_module(lowered), target=tvm_target)
         obj = backend.backend_object(os.path.join(cache.cache_dir(), "backend"))
         library.export_library(os.path.join(staging, LIBRARY_FILE), addons=[obj])
-        stored = [(n, c) for n, c in zip(const_names, kernel_plan.constants)]
-        if weights:
-            stored = [(n, np.asarray(weights[n])) for n in param_names if n in weights] + stored
-        manifest = {
-            "format": FORMAT_NAME,
-            "format_version": FORMAT_VERSION,
-            "target": target_dict,
-            "versions": {"tvm": tvm.__version__, "aotnn_runtime": aotnn_runtime.__version__,
-                         "build": BUILD_VERSION},
-            "library": LIBRARY_FILE,
-            "entries": {entry: record},
-            "metadata": dict(metadata or {}),
-        }
-        if stored:
-            manifest["weights"] = _write_weights(staging, stored)
-        manifest["files"] = {name: {"size": os.path.getsize(os.path.join(staging, name)),
-                                    "sha256": file_sha256(os.path.join(staging, name))}
-                             for name in sorted(os.listdir(staging))}
-        with open(os.path.join(staging, MANIFEST_FILE), "w", encoding="utf-8") as stream:
-            json.dump(manifest, stream, indent=1)
-        if os.path.isdir(output_dir):
-            shutil.rmtree(output_dir)
-        os.replace(staging, output_dir)
+        manifest = new_manifest(target_dict, entry, record, LIBRARY_FILE, metadata)
+        return write_artifact(staging, output_dir, manifest, stored_tensors(param_names, weights, constants))
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return output_dir
 
 
 def _input_values(lowered: tvm.IRModule, num_inputs: int) -> list[planning.Value]:
