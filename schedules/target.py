@@ -35,7 +35,19 @@ def x86_target(num_cores: int | None = None) -> dict[str, Any]:
             "num-cores": int(num_cores or host_cores())}
 
 
-TARGET_NAMES = ("x86", "llvm")
+def aarch64_target() -> dict[str, Any]:
+    """64-bit ARM with NEON (cross-compiled; linked by Debian's aarch64-linux-gnu-gcc)."""
+    return {"kind": "llvm", "mtriple": "aarch64-linux-gnu", "mattr": ["+neon"]}
+
+
+CROSS_TARGETS = {"aarch64": aarch64_target, "arm": aarch64_target, "arm64": aarch64_target}
+TARGET_NAMES = ("x86", "llvm") + tuple(CROSS_TARGETS)
+
+
+def is_host(target: Mapping[str, Any]) -> bool:
+    """True when code for ``target`` runs on this machine."""
+    triple = str(target.get("mtriple", "x86_64"))
+    return target.get("kind") == "llvm" and triple.startswith("x86_64")
 
 
 def resolve(target: str | Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -48,8 +60,10 @@ def resolve(target: str | Mapping[str, Any] | None = None) -> dict[str, Any]:
     Raises:
         TargetError: the name is unknown.
     """
-    if target is None or target in TARGET_NAMES:
+    if target is None or target in ("x86", "llvm"):
         return x86_target()
+    if isinstance(target, str) and target in CROSS_TARGETS:
+        return CROSS_TARGETS[target]()
     if isinstance(target, Mapping):
         if "kind" not in target:
             raise TargetError(f"target: a target dict needs a 'kind', got {dict(target)!r}")

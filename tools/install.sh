@@ -4,9 +4,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null; then SUDO="sudo"; fi
-if ! command -v cc >/dev/null; then
+# A C compiler (kernel libraries are linked with it), the aarch64 cross compiler and
+# qemu-user (bundles for ARM boards are built and run in the tests).
+DEBS="gcc make gcc-aarch64-linux-gnu qemu-user"
+missing=""
+for deb in $DEBS; do dpkg -s "$deb" >/dev/null 2>&1 || missing="$missing $deb"; done
+if [ -n "$missing" ]; then
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq gcc >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
 fi
 python3 -m pip install -q --upgrade pip
 python3 -m pip install -q -e ./runtime -e ".[test,tune]"

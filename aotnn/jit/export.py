@@ -10,7 +10,7 @@ from ..common.tensor import Tensor
 from .cell_call import _input_names
 from .compiled import capture_function
 
-FORMATS = ("AOT", "ONNX")
+FORMATS = ("AOT", "BUNDLE", "ONNX")
 
 
 def export(net, *inputs: Any, file_name: str, file_format: str = "AOT", target: Any = None, **kwargs: Any) -> str:
@@ -20,7 +20,9 @@ def export(net, *inputs: Any, file_name: str, file_format: str = "AOT", target: 
         net: the Cell to export.
         inputs: example Tensors (or numpy arrays) fixing the input signature.
         file_name: output path; '.aot' is appended for the AOT format if missing.
-        file_format: 'AOT' (an aotnn artifact directory). 'ONNX' is not available yet.
+        file_format: 'AOT' (an artifact the Python runtime loads), 'BUNDLE' (C sources, kernel
+            objects and weights for the embedded C runtime; chosen automatically for cross targets).
+            'ONNX' is not available yet.
         target: target name or TVM target dict (default: this host's CPU).
     Returns:
         the path written.
@@ -47,6 +49,12 @@ def export(net, *inputs: Any, file_name: str, file_format: str = "AOT", target: 
     mod, capture, _, _ = capture_function(lambda *xs: net._construct_with_precision(xs, {}), specs)
     weights = {name: param.asnumpy() for name, param in zip(capture.param_names, capture.param_keys)}
     path = file_name if file_name.endswith(".aot") else file_name + ".aot"
+    target_dict = schedules.resolve(target)
+    if file_format == "BUNDLE" or not schedules.target.is_host(target_dict):
+        if capture.param_updates:
+            raise ValueError("net: a bundle holds inference only; this network updates parameters when called")
+        return schedules.build_bundle(mod, names, capture.param_names, target=target_dict, output_dir=os.fspath(path),
+                                      weights=weights, metadata={"network": type(net).__name__})
     schedules.build(mod, names, capture.param_names, target=target, output_dir=os.fspath(path), weights=weights,
                     num_param_updates=len(capture.param_updates),
                     metadata={"network": type(net).__name__})

@@ -6,11 +6,21 @@
  * file fills them in when the library is loaded, so a kernel library needs neither
  * libtvm_runtime nor any other runtime. Linked into host kernel libraries by aotnn and
  * compiled into embedded bundles as part of runtime/c.
+ *
+ * Build options for embedded use:
+ *   -DAOTNN_STATIC_WORKSPACE  kernels' scratch memory comes from a static pool that the
+ *                             generated model defines (aotnn_workspace_pool), used as a
+ *                             stack (TVM frees in reverse order): no heap at all.
+ *   -DAOTNN_NO_THREADS        parallel loops run on the calling thread; no pthreads.
  */
-#include <pthread.h>
+#define _POSIX_C_SOURCE 200112L
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#ifndef AOTNN_NO_THREADS
+#include <pthread.h>
 #include <unistd.h>
+#endif
 
 typedef struct {
   void* sync_handle;
@@ -25,6 +35,32 @@ extern int (*__TVMBackendParallelBarrier)(int, TVMParallelGroupEnv*) __attribute
 
 #define AOTNN_MAX_THREADS 64
 
+#ifdef AOTNN_STATIC_WORKSPACE
+extern uint8_t aotnn_workspace_pool[];
+extern const size_t aotnn_workspace_pool_bytes;
+static size_t aotnn_workspace_top = 0;
+
+void aotnn_workspace_reset(void) { aotnn_workspace_top = 0; }
+
+static void* aotnn_alloc_workspace(int device_type, int device_id, uint64_t nbytes, int code, int bits) {
+  size_t size = (size_t)((nbytes + 63) & ~(uint64_t)63);
+  void* ptr;
+  (void)device_type; (void)device_id; (void)code; (void)bits;
+  if (aotnn_workspace_top + size + sizeof(size_t) * 8 > aotnn_workspace_pool_bytes) return NULL;
+  ptr = aotnn_workspace_pool + aotnn_workspace_top;
+  aotnn_workspace_top += size;
+  return ptr;
+}
+
+static int aotnn_free_workspace(int device_type, int device_id, void* ptr) {
+  (void)device_type; (void)device_id;
+  /* stack discipline: freeing a block releases it and everything allocated after it */
+  if (ptr != NULL) aotnn_workspace_top = (size_t)((uint8_t*)ptr - aotnn_workspace_pool);
+  return 0;
+}
+#else
+void aotnn_workspace_reset(void) {}
+
 static void* aotnn_alloc_workspace(int device_type, int device_id, uint64_t nbytes, int code, int bits) {
   void* ptr = NULL;
   (void)device_type; (void)device_id; (void)code; (void)bits;
@@ -37,6 +73,23 @@ static int aotnn_free_workspace(int device_type, int device_id, void* ptr) {
   free(ptr);
   return 0;
 }
+#endif
+
+#ifdef AOTNN_NO_THREADS
+int aotnn_get_num_threads(void) { return 1; }
+void aotnn_set_num_threads(int count) { (void)count; }
+
+static int aotnn_parallel_launch(FTVMParallelLambda job, void* cdata, int num_task) {
+  TVMParallelGroupEnv env = {NULL, 1};
+  (void)num_task;
+  return job(0, &env, cdata);
+}
+
+static int aotnn_parallel_barrier(int task_id, TVMParallelGroupEnv* penv) {
+  (void)task_id; (void)penv;
+  return 0;
+}
+#else
 
 /* A persistent pool: workers sleep on a condition variable between launches. */
 static struct {
@@ -147,6 +200,8 @@ static int aotnn_parallel_barrier(int task_id, TVMParallelGroupEnv* penv) {
   pthread_mutex_unlock(&pool.lock);
   return 0;
 }
+
+#endif  /* AOTNN_NO_THREADS */
 
 __attribute__((constructor)) static void aotnn_install_backend(void) {
   if (&__TVMBackendAllocWorkspace) __TVMBackendAllocWorkspace = aotnn_alloc_workspace;

@@ -1,0 +1,49 @@
+/*
+ * aotnn_runtime.h: the C API of an aotnn model bundle (C99, no heap on the inference path).
+ *
+ *   float x[1*1*32*32], y[10];
+ *   const void* inputs[] = {x};
+ *   void* outputs[] = {y};
+ *   if (aotnn_model_run(inputs, outputs) != AOTNN_OK) puts(aotnn_last_error());
+ */
+#ifndef AOTNN_RUNTIME_H_
+#define AOTNN_RUNTIME_H_
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  AOTNN_OK = 0,
+  AOTNN_ERR_ARGUMENT = 1,   /* a NULL input or output pointer */
+  AOTNN_ERR_KERNEL = 2,     /* a kernel reported an error; see aotnn_last_error() */
+  AOTNN_ERR_WEIGHTS = 3     /* weights missing or of the wrong size */
+} aotnn_status;
+
+/* Runs the model. inputs[i] points at input i's bytes (C order, the dtype of the bundle's
+ * manifest); outputs[i] at room for output i. Neither needs any alignment: data is copied. */
+aotnn_status aotnn_model_run(const void* const* inputs, void* const* outputs);
+
+/* Optional: points the model at weights in memory (a copy of weights.bin, 64-byte aligned)
+ * instead of the ones linked in; size is checked. */
+aotnn_status aotnn_model_set_weights(const void* data, size_t size);
+
+size_t aotnn_model_num_inputs(void);
+size_t aotnn_model_num_outputs(void);
+size_t aotnn_model_input_bytes(size_t index);
+size_t aotnn_model_output_bytes(size_t index);
+size_t aotnn_model_arena_bytes(void);
+
+/* The message of the last error, or "" if none. */
+const char* aotnn_last_error(void);
+
+/* Used by the generated model and by the backend. */
+void aotnn_set_error(const char* message);
+void aotnn_workspace_reset(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif  /* AOTNN_RUNTIME_H_ */
