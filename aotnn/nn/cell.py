@@ -57,6 +57,7 @@ class Cell:
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_backward_hooks", OrderedDict())
         object.__setattr__(self, "_auto_prefix", auto_prefix)
+        object.__setattr__(self, "_param_prefix", "")  # this cell's path inside its parents, e.g. 'blocks.'
         object.__setattr__(self, "training", False)
         object.__setattr__(self, "requires_grad", False)
         object.__setattr__(self, "_mixed_precision", None)
@@ -80,13 +81,15 @@ class Cell:
         for table in ("_params", "_cells", "_buffers"):
             self.__dict__[table].pop(name, None)
         if isinstance(value, Parameter):
-            if not value._user_named or value.name == "Parameter":
+            if self._param_prefix:  # inside a parent: the attribute path, whatever it was created with
+                value.name = self._param_prefix + name
+            elif not value._user_named or value.name == "Parameter":
                 value.name = name
             self._params[name] = value
             self.__dict__.pop(name, None)
         elif isinstance(value, Cell):
             if self._auto_prefix:
-                value._rename_parameters(name + ".")
+                value._rename_parameters(self._param_prefix + name + ".")
             self._cells[name] = value
             self.__dict__.pop(name, None)
         elif isinstance(value, Buffer):
@@ -105,6 +108,8 @@ class Cell:
         object.__delattr__(self, name)
 
     def _rename_parameters(self, prefix: str) -> None:
+        for path, cell in self.cells_and_names():  # remembered so that cells added later get the full path
+            object.__setattr__(cell, "_param_prefix", prefix + path + "." if path else prefix)
         for path, param in self.parameters_and_names():
             param.name = prefix + path
 

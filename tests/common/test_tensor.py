@@ -123,6 +123,23 @@ def test_scalar_promotion_dtypes():
     q = Tensor(np.array([3, 4], np.int32)) / Tensor(np.array([2, 8], np.int32))
     assert q.dtype == ms.float32
     close(q, np.array([1.5, 0.5], np.float32))
+    # an int tensor divided by a Python int (a 0-d constant cast inside the kernel)
+    r = Tensor(np.array([1, 2], np.int32)) / 2
+    assert r.dtype == ms.float32
+    close(r, np.array([0.5, 1.0], np.float32))
+    close(6 / Tensor(np.array([4, 3], np.int64)), np.array([1.5, 2.0], np.float32))
+    # mixed tensor dtypes: int with float gives the float dtype
+    m = Tensor(np.array([1, 2], np.int32)) + Tensor(np.array([0.5, 0.25], np.float32))
+    assert m.dtype == ms.float32
+    close(m, np.array([1.5, 2.25], np.float32))
+    close(Tensor(np.array([1, 2], np.int32)) / Tensor(np.array([0.5, 4.0], np.float32)),
+          np.array([2.0, 0.5], np.float32))
+    # ...except that an integer or bool tensor with a float one gives the float one's dtype (MindSpore)
+    h = Tensor(np.array([1, 2], np.int64)) * Tensor(np.array([0.5, 0.5], np.float16))
+    assert h.dtype == ms.float16
+    close(h, np.array([0.5, 1.0], np.float16))
+    assert (Tensor(np.array([True])) + Tensor(np.array([1.5], np.float32))).dtype == ms.float32
+    assert (Tensor(np.array([1], np.int16)) + Tensor(np.array([1], np.int32))).dtype == ms.int32
     # float64 stays float64
     d = Tensor(np.array([1.0, 2.0])) * 2
     assert d.dtype == ms.float64
