@@ -113,6 +113,15 @@ class Capture:
             raise CaptureError("update_param: the parameter was never read in this graph")
         self.param_updates.append((self._param_index[id(key)], value))
 
+    def guard_updates(self, since: int, keep_old: relax.Expr) -> None:
+        """Make the parameter updates recorded from position ``since`` on conditional: where the
+        boolean scalar ``keep_old`` is true, each parameter keeps its value (e.g. a skipped
+        optimizer step after a gradient overflow)."""
+        for i in range(since, len(self.param_updates)):
+            index, value = self.param_updates[i]
+            old = self.param_vars[index]
+            self.param_updates[i] = (index, self.emit(relax.op.where(keep_old, old, value), "guarded"))
+
     def emit(self, expr: relax.Expr, name_hint: str = "") -> relax.Var:
         """Emit one binding and return its variable."""
         try:

@@ -1,0 +1,4 @@
+"""``aotnn.train``: Model, callbacks, metrics and checkpoints (``mindspore.train``)."""
+from .callback import Callback, LossMonitor, RunContext
+from .model import Model
+from .serialization import load_checkpoint, load_param_into_net, save_checkpoint

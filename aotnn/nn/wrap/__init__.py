@@ -1,3 +1,9 @@
-"""Wrapper cells: losses, gradients and training steps."""
+"""Wrapper cells: losses, gradients, training steps and loss scaling."""
 from .cell_wrapper import *  # noqa: F401,F403
-from .cell_wrapper import __all__
+from .cell_wrapper import __all__ as _cell_wrapper_all
+from .loss_scale import *  # noqa: F401,F403
+from .loss_scale import __all__ as _loss_scale_all
+from .misc import *  # noqa: F401,F403
+from .misc import __all__ as _misc_all
+
+__all__ = _cell_wrapper_all + _loss_scale_all + _misc_all

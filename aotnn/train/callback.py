@@ -1,0 +1,56 @@
+"""Training callbacks: the hooks ``Model.train`` calls around epochs and steps."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+class RunContext:
+    """What a callback sees: ``original_args()`` returns the run's parameters, updated per step."""
+
+    def __init__(self, cb_params: Any):
+        self._cb_params = cb_params
+        self._stop = False
+
+    def original_args(self) -> Any:
+        return self._cb_params
+
+    def request_stop(self) -> None:
+        self._stop = True
+
+    def get_stop_requested(self) -> bool:
+        return self._stop
+
+
+class Callback:
+    """Base class: override any of the hooks."""
+
+    def on_train_begin(self, run_context: RunContext) -> None: ...
+    def on_train_epoch_begin(self, run_context: RunContext) -> None: ...
+    def on_train_step_begin(self, run_context: RunContext) -> None: ...
+    def on_train_step_end(self, run_context: RunContext) -> None: ...
+    def on_train_epoch_end(self, run_context: RunContext) -> None: ...
+    def on_train_end(self, run_context: RunContext) -> None: ...
+
+
+class LossMonitor(Callback):
+    """Prints the loss every ``per_print_times`` steps; raises on nan/inf loss.
+
+    Args:
+        per_print_times: print interval in steps (>= 0; 0 prints nothing). Default: 1.
+    """
+
+    def __init__(self, per_print_times: int = 1):
+        if not isinstance(per_print_times, int) or per_print_times < 0:
+            raise ValueError(f"per_print_times: expected an int >= 0, got {per_print_times!r}")
+        self._every = per_print_times
+
+    def on_train_step_end(self, run_context: RunContext) -> None:
+        params = run_context.original_args()
+        loss = params.net_outputs
+        value = float(np.asarray(loss[0].asnumpy() if isinstance(loss, tuple) else loss.asnumpy()).reshape(-1)[0])
+        if not np.isfinite(value):
+            raise ValueError(f"epoch {params.cur_epoch_num} step {params.cur_step_num}: loss is {value}")
+        if self._every and params.cur_step_num % self._every == 0:
+            print(f"epoch: {params.cur_epoch_num} step: {params.cur_step_num}, loss is {value}")
