@@ -3,4 +3,9 @@ from ..common.buffer import Buffer
 from .cell import Cell
 from .container import CellList, SequentialCell
 from .layer import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403
+from .learning_rate_schedule import *  # noqa: F401,F403
+from .dynamic_lr import *  # noqa: F401,F403
+from .metrics import *  # noqa: F401,F403
+from .optim import *  # noqa: F401,F403
 from .wrap import *  # noqa: F401,F403
