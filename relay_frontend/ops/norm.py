@@ -137,11 +137,18 @@ def instance_norm(x, gamma, beta, epsilon=1e-5):
     return relax.Tuple([y, batch_mean, emit(_op.mean(unbiased, axis=0))])
 
 
+def _softmax_family(fn, x, axis: int) -> relax.Expr:
+    """``fn`` along ``axis``; float16 computed in float32 (TVM's float16 exp/sum drift by an ulp or two)."""
+    out_dtype = dtype_of(x)
+    y = emit(fn(cast(x, _compute_dtype(x)), axis=normalize_axis(axis, len(static_shape(x)))))
+    return cast(y, out_dtype)
+
+
 @rule("softmax")
 def softmax(x, axis=-1):
-    return _op.nn.softmax(x, axis=normalize_axis(axis, len(static_shape(x))))
+    return _softmax_family(_op.nn.softmax, x, axis)
 
 
 @rule("log_softmax")
 def log_softmax(x, axis=-1):
-    return _op.nn.log_softmax(x, axis=normalize_axis(axis, len(static_shape(x))))
+    return _softmax_family(_op.nn.log_softmax, x, axis)
