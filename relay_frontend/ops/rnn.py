@@ -116,8 +116,8 @@ def rnn_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, seq_length=None, mode
     w_ih, w_hh, b_ih, b_hh = _weights(x, w_ih, w_hh, b_ih, b_hh)
     projected = _linear(x, w_ih, b_ih)
     gate_rows = static_shape(projected)[-1]
-    per_step = [emit(_op.reshape(p, [batch, gate_rows])) for p in _chunks(projected, steps, 0)] \
-        if steps > 1 else [emit(_op.reshape(projected, [batch, gate_rows]))]
+    slices = _chunks(projected, steps, 0) if steps > 1 else [projected]
+    per_step = [emit(_op.reshape(p, [batch, gate_rows])) for p in slices]
     zero = relax.const(0, dtype_of(x))
     h, c = h0, c0
     outputs: list[relax.Expr] = [None] * steps

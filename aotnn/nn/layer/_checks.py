@@ -22,3 +22,18 @@ def one_of(value: Any, choices: tuple, name: str, cls: str) -> Any:
     if value not in choices:
         raise ValueError(f"{cls}: {name} must be one of {choices}, got {value!r}")
     return value
+
+
+def strict_positive_int(value: Any, name: str, cls: str) -> int:
+    """MindSpore's check_positive_int: TypeError for a non-int (bool included), ValueError for <= 0."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"For '{cls}', the '{name}' must be int, but got {type(value).__name__}.")
+    if value <= 0:
+        raise ValueError(f"For '{cls}', the '{name}' must be a positive int, but got {value}.")
+    return value
+
+
+def check_bool(value: Any, name: str, cls: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"For '{cls}', the '{name}' must be bool, but got {type(value).__name__}.")
+    return value

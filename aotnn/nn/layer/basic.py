@@ -8,7 +8,7 @@ from ...common import dtype as mstype
 from ...common.initializer import initializer
 from ...common.parameter import Parameter
 from ..cell import Cell
-from ._checks import positive_int
+from ._checks import check_bool, strict_positive_int
 
 
 class Flatten(Cell):
@@ -27,18 +27,20 @@ class Dense(Cell):
         weight_init: initializer of the (out_channels, in_channels) weight. Default: 'normal'.
         bias_init: initializer of the bias. Default: 'zeros'.
         has_bias: whether to add a bias. Default: True.
-        activation: None, an activation name ('relu', 'softmax'...) or a Cell.
+        activation: None, an activation name ('relu', 'softmax'...), a Cell or a Primitive (``ops.ReLU()``).
         dtype: parameter dtype. Default: float32.
     Raises:
+        TypeError: If `in_channels` or `out_channels` is not an int, `has_bias` not a bool, or `activation`
+            not a str, Cell, Primitive or None.
         ValueError: non-positive channel counts, or a weight/bias Tensor of the wrong shape.
     """
 
     def __init__(self, in_channels: int, out_channels: int, weight_init="normal", bias_init="zeros",
                  has_bias: bool = True, activation=None, dtype=mstype.float32):
         super().__init__()
-        self.in_channels = positive_int(in_channels, "in_channels", "Dense")
-        self.out_channels = positive_int(out_channels, "out_channels", "Dense")
-        self.has_bias = bool(has_bias)
+        self.in_channels = strict_positive_int(in_channels, "in_channels", "Dense")
+        self.out_channels = strict_positive_int(out_channels, "out_channels", "Dense")
+        self.has_bias = check_bool(has_bias, "has_bias", "Dense")
         self.weight = Parameter(initializer(weight_init, [out_channels, in_channels], dtype), name="weight")
         self.bias = Parameter(initializer(bias_init, [out_channels], dtype), name="bias") if has_bias else None
         self.activation = _activation(activation)
@@ -66,9 +68,11 @@ class Dense(Cell):
 
 
 def _activation(activation):
-    if activation is None or isinstance(activation, Cell):
+    from ...ops.primitives import Primitive
+    if activation is None or isinstance(activation, (Cell, Primitive)):
         return activation
     if isinstance(activation, str):
         from .activation import get_activation
         return get_activation(activation)
-    raise TypeError(f"activation: expected None, a name or a Cell, got {type(activation).__name__}")
+    raise TypeError(f"For 'Dense', the 'activation' must be str or Cell or Primitive, but got "
+                    f"{type(activation).__name__}.")
