@@ -66,6 +66,7 @@ def grad_call(fn: Callable[[Sequence[relax.Expr]], tuple[list[relax.Expr], Captu
     index_of = {id(k): i for i, k in enumerate(inner.param_keys)}
     require = [inner.inputs[i] for i in grad_inputs] + [inner.param_vars[index_of[id(k)]] for k in params]
     try:
+        mod = relax.transform.InlinePrivateFunctions()(mod)  # nested gradients (double backward)
         mod = relax.transform.Gradient("main", require_grads=require, target_index=0)(mod)
     except Exception as err:  # TVM names the op without a gradient rule
         raise CaptureError(f"cannot differentiate this network: {str(err).strip().splitlines()[-1]}") from None

@@ -84,6 +84,8 @@ class Tensor:
         Tensor.__init__(tensor, internal=True)
         tensor._data = None
         tensor._expr = expr
+        import relay_frontend
+        tensor._owner = relay_frontend.current()  # the graph this value belongs to
         return tensor
 
     @property

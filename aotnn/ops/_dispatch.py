@@ -25,6 +25,11 @@ _EAGER_CACHE: dict[Any, Any] = {}
 def _to_expr(value: Any, capture: relay_frontend.Capture) -> Any:
     if isinstance(value, Tensor):
         if value.is_symbolic:
+            owner = getattr(value, "_owner", None)
+            if owner is not None and owner is not capture:
+                raise relay_frontend.CaptureError(
+                    "a tensor computed outside the function being differentiated was used inside it; "
+                    "pass it to that function as an argument instead of closing over it")
             return value._expr
         if isinstance(value, (Parameter, Buffer)):
             var = capture.param(value, value.name, value.shape, value.dtype.name)
