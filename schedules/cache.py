@@ -1,10 +1,14 @@
 """Where built artifacts are kept: a directory per content hash (``AOTNN_CACHE_DIR``)."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
+from pathlib import Path
 from typing import Any
+
+from . import backend
 
 
 def cache_dir() -> str:
@@ -23,6 +27,20 @@ def content_key(*parts: Any) -> str:
         text = part if isinstance(part, str) else json.dumps(part, sort_keys=True, default=str)
         digest.update(text.encode())
         digest.update(b"\0")
+    return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def compiler_fingerprint() -> str:
+    """A hash of the code that turns a graph into kernels (this package and runtime/c), so that
+    cached artifacts are rebuilt whenever schedules or the backend change."""
+    digest = hashlib.sha256()
+    roots = [Path(__file__).resolve().parent, Path(backend.BACKEND_SOURCE).parent]
+    for root in roots:
+        for path in sorted(root.rglob("*")):
+            if path.suffix in (".py", ".c", ".h") and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(root)).encode())
+                digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
