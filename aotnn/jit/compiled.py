@@ -38,7 +38,7 @@ def _flatten(tree: Any, leaves: list[Tensor]) -> Any:
 
 
 def _unflatten(tree: Any, values: Sequence[Tensor]) -> Any:
-    if isinstance(tree, tuple) and len(tree) == 2 and tree[0] == "__leaf__":
+    if isinstance(tree, tuple) and len(tree) == 2 and isinstance(tree[0], str) and tree[0] == "__leaf__":
         return values[tree[1]]
     if isinstance(tree, (tuple, list)):
         items = [_unflatten(item, values) for item in tree]
@@ -82,7 +82,7 @@ class Compiled:
 def _module_key(mod: tvm.IRModule, target: dict, input_names, param_names) -> str:
     # (``schedules.build`` is the build function, not the module: import BUILD_VERSION from the module)
     return schedules.content_key(tvm.ir.save_json(mod), target, list(input_names), list(param_names),
-                                 BUILD_VERSION, tvm.__version__)
+                                 BUILD_VERSION, tvm.__version__, schedules.cache.compiler_fingerprint())
 
 
 def capture_function(fn: Callable[..., Any], input_specs: Sequence[tuple[str, tuple[int, ...], str]]):
