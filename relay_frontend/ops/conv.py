@@ -145,7 +145,7 @@ def conv2d(x, weight, bias=None, stride=1, pad_mode="same", padding=0, dilation=
 
 @rule("conv1d")
 def conv1d(x, weight, bias=None, stride=1, pad_mode="same", padding=0, dilation=1, groups=1):
-    """1-D convolution of (N, C, L); the weight is (out, in/groups, 1, k) as MindSpore keeps it, or (out, in/groups, k)."""
+    """1-D convolution of (N, C, L); the weight is (out, in/groups, 1, k), as MindSpore keeps it, or 3-D."""
     same_dtype("conv1d", x, weight)
     x_shape, w_shape = static_shape(x), static_shape(weight)
     if len(x_shape) != 3 or len(w_shape) not in (3, 4) or (len(w_shape) == 4 and w_shape[2] != 1):

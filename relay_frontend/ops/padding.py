@@ -72,5 +72,6 @@ def pad(x, paddings, mode="constant", value=0):
         if limit is not None and max(before, after) > limit:
             raise CaptureError(f"paddings: {mode} padding of axis {axis} (size {size}) must be at most {limit}, "
                                f"got ({before}, {after})")
-        x = emit(_op.take(x, relax.const(mirror_indices(size, before, after, mode), "int64"), axis=axis, mode="clip"))
+        source = relax.const(mirror_indices(size, before, after, mode), "int64")
+        x = emit(_op.take(x, source, axis=axis, mode="clip"))
     return x

@@ -47,7 +47,8 @@ def _pool_args(x, kernel_size, stride, pad_mode, padding, ceil_mode, dilation, d
     pad_mode = str(pad_mode).lower()
     if pad_mode not in PAD_MODES:
         raise CaptureError(f"pad_mode: expected one of {PAD_MODES}, got {pad_mode!r}")
-    kernel, stride, dilation = as_pair(kernel_size, "kernel_size"), as_pair(stride, "stride"), as_pair(dilation, "dilation")
+    kernel, stride = as_pair(kernel_size, "kernel_size"), as_pair(stride, "stride")
+    dilation = as_pair(dilation, "dilation")
     hw = shape[2:] if data_format == "NCHW" else shape[1:3]
     pads = spatial_padding(padding, 2) if pad_mode == "pad" else [(0, 0)] * 2
     axes = [_pool_axis(hw[i], kernel[i], stride[i], dilation[i], pad_mode, pads[i], bool(ceil_mode)) for i in range(2)]
