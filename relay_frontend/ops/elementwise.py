@@ -41,12 +41,26 @@ def power(a, b):
 
 
 for _name, _fn in {
-    "neg": _op.negative, "abs": _op.abs, "exp": _op.exp, "log": _op.log, "sqrt": _op.sqrt,
-    "rsqrt": _op.rsqrt, "sin": _op.sin, "cos": _op.cos, "tanh": _op.tanh, "sigmoid": _op.sigmoid,
-    "floor": _op.floor, "ceil": _op.ceil, "round": _op.round, "sign": _op.sign, "square": _op.square,
-    "logical_not": _op.logical_not, "erf": _op.erf, "relu": _op.nn.relu,
+    "neg": _op.negative, "abs": _op.abs, "floor": _op.floor, "ceil": _op.ceil, "round": _op.round,
+    "sign": _op.sign, "square": _op.square, "logical_not": _op.logical_not, "relu": _op.nn.relu,
 }.items():
     rule(_name)(_fn)
+
+
+def _transcendental(fn):
+    """float16 inputs are computed in float32 and rounded once, as MindSpore's kernels do."""
+    def lower(x):
+        if dtype_of(x) == "float16":
+            return cast(emit(fn(cast(x, "float32"))), "float16")
+        return fn(x)
+    return lower
+
+
+for _name, _fn in {
+    "exp": _op.exp, "log": _op.log, "sqrt": _op.sqrt, "rsqrt": _op.rsqrt, "sin": _op.sin, "cos": _op.cos,
+    "tanh": _op.tanh, "sigmoid": _op.sigmoid, "erf": _op.erf,
+}.items():
+    rule(_name)(_transcendental(_fn))
 
 
 @rule("cast")
