@@ -28,6 +28,26 @@ class GradResult:
         self.param_keys = param_keys
 
 
+@relax.expr_functor.mutator
+class _RenameKernels(relax.PyExprMutator):
+    """Points references to kernels at their copies in the outer module (by name)."""
+
+    def __init__(self, renamed: dict[str, relax.GlobalVar]):
+        super().__init__()
+        self.renamed = renamed
+
+    def visit_global_var_(self, op):
+        return self.renamed.get(op.name_hint, op)
+
+
+def _move_kernels(outer: Capture, mod, adjoint: relax.Function) -> relax.Function:
+    """Copy the kernels (PrimFuncs) that rules built with ``call_te`` while ``fn`` was captured into
+    the outer module, and make ``adjoint`` call those copies."""
+    renamed = {gv.name_hint: outer.builder.add_func(func, gv.name_hint)
+               for gv, func in mod.functions_items() if not isinstance(func, relax.Function)}
+    return _RenameKernels(renamed).visit_expr(adjoint) if renamed else adjoint
+
+
 def grad_call(fn: Callable[[Sequence[relax.Expr]], tuple[list[relax.Expr], Capture]],
               inputs: Sequence[relax.Expr], grad_inputs: Sequence[int], params: Sequence[Any],
               param_expr: Callable[[Any], relax.Expr]) -> GradResult:
@@ -70,9 +90,11 @@ def grad_call(fn: Callable[[Sequence[relax.Expr]], tuple[list[relax.Expr], Captu
         mod = relax.transform.Gradient("main", require_grads=require, target_index=0)(mod)
     except Exception as err:  # TVM names the op without a gradient rule
         raise CaptureError(f"cannot differentiate this network: {str(err).strip().splitlines()[-1]}") from None
-    adjoint = mod["main_adjoint"].without_attr("global_symbol")
+    adjoint = _move_kernels(outer, mod, mod["main_adjoint"].without_attr("global_symbol"))
     gvar = outer.builder.add_func(adjoint, "grad_fn")
-    args = list(inputs) + [param_expr(key) for key in inner.param_keys]
+    # random samples drawn inside fn (dropout masks, sampled classes) are inputs of the sub-function too
+    randoms = [outer.random_input(shape, dtype) for shape, dtype in inner.random_inputs]
+    args = list(inputs) + randoms + [param_expr(key) for key in inner.param_keys]
     call = outer.emit(relax.Call(gvar, args), "grad_call")
     forward = outer.emit(relax.TupleGetItem(call, 0), "forward")
     grads = outer.emit(relax.TupleGetItem(call, 1), "grads")

@@ -70,3 +70,9 @@ def _reduce_extreme_grad(orig_var, orig_call, output_grad, ctx):
 
 _register("relax.max")(_reduce_extreme_grad)
 _register("relax.min")(_reduce_extreme_grad)
+
+
+@_register("relax.floor")
+def _floor_grad(orig_var, orig_call, output_grad, ctx):
+    # piecewise constant: zero almost everywhere (lgamma's reflection uses x - floor(x))
+    return [_op.zeros_like(orig_call.args[0])]

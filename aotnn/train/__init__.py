@@ -2,3 +2,4 @@
 from .callback import Callback, LossMonitor, RunContext
 from .model import Model
 from .serialization import load_checkpoint, load_param_into_net, save_checkpoint
+from .metrics import *  # noqa: F401,F403
