@@ -8,6 +8,7 @@ import numpy as np
 
 from ..common.tensor import Tensor
 from .compiled import Compiled, compile_function
+from .tensor_tree import fill_tensors, split_tensors
 
 
 def _input_names(cell, count: int) -> list[str]:
@@ -41,32 +42,16 @@ def _signature(cell, args: tuple, kwargs: dict) -> tuple:
 def compiled_for(cell, args: tuple, kwargs: dict) -> tuple[Compiled, list[Tensor]]:
     """The compiled construct for these arguments (built on first use) and the tensor inputs."""
     tensors: list[Tensor] = []
-
-    def collect(value):
-        if isinstance(value, Tensor):
-            if value.is_symbolic:
-                raise TypeError("a symbolic tensor reached a top-level Cell call")
-            tensors.append(value)
-            return ("__tensor__", len(tensors) - 1)
-        if isinstance(value, (list, tuple)):
-            return type(value)(collect(v) for v in value)
-        return value
-
-    template_args = collect(args)
-    template_kwargs = {k: collect(v) for k, v in kwargs.items()}
+    template_args = split_tensors(args, tensors)
+    template_kwargs = split_tensors(kwargs, tensors)
+    if any(t.is_symbolic for t in tensors):
+        raise TypeError("a symbolic tensor reached a top-level Cell call")
     key = _signature(cell, args, kwargs)
     compiled = cell._jit_cache.get(key)
     if compiled is None:
-        def rebuild(value, symbolic):
-            if isinstance(value, tuple) and len(value) == 2 and value[0] == "__tensor__":
-                return symbolic[value[1]]
-            if isinstance(value, (list, tuple)):
-                return type(value)(rebuild(v, symbolic) for v in value)
-            return value
-
         def run_construct(*symbolic):
-            call_args = rebuild(template_args, symbolic)
-            call_kwargs = {k: rebuild(v, symbolic) for k, v in template_kwargs.items()}
+            call_args = fill_tensors(template_args, symbolic)
+            call_kwargs = fill_tensors(template_kwargs, symbolic)
             return cell._construct_with_precision(call_args, call_kwargs)
 
         names = _input_names(cell, len(tensors))

@@ -74,31 +74,17 @@ def _signature(value: Any) -> Any:
 def _run_eager(op: str, args: tuple, attrs: dict) -> Any:
     from ..jit.compiled import compile_function
 
+    from ..jit.tensor_tree import fill_tensors, split_tensors
+
     tensors: list[Tensor] = []
-
-    def collect(value):
-        if isinstance(value, Tensor):
-            tensors.append(value)
-            return ("__tensor__", len(tensors) - 1)
-        if isinstance(value, (list, tuple)):
-            return type(value)(collect(v) for v in value)
-        return value
-
-    template = collect(args)
+    template = split_tensors(args, tensors)
     if not tensors:
         raise TypeError(f"{op}: expected at least one Tensor argument, got {[type(a).__name__ for a in args]}")
     key = (op, _signature(args), repr(sorted(attrs.items())))
     compiled = _EAGER_CACHE.get(key)
     if compiled is None:
-        def rebuild(value, symbolic):
-            if isinstance(value, tuple) and len(value) == 2 and value[0] == "__tensor__":
-                return symbolic[value[1]]
-            if isinstance(value, (list, tuple)):
-                return type(value)(rebuild(v, symbolic) for v in value)
-            return value
-
         def single_op(*symbolic):
-            return apply(op, *rebuild(template, symbolic), **attrs)
+            return apply(op, *fill_tensors(template, symbolic), **attrs)
 
         specs = [(f"x{i}", t.shape, t.dtype.name) for i, t in enumerate(tensors)]
         compiled = compile_function(single_op, specs)

@@ -1,0 +1,31 @@
+"""Separating the Tensors of nested arguments from the rest, and putting values back in their place."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..common.tensor import Tensor
+
+_SLOT = "__tensor_slot__"
+
+
+def split_tensors(value: Any, tensors: list[Tensor]) -> Any:
+    """``value`` with every Tensor (in tuples/lists/dicts) replaced by a slot; the Tensors go to ``tensors``."""
+    if isinstance(value, Tensor):
+        tensors.append(value)
+        return (_SLOT, len(tensors) - 1)
+    if isinstance(value, (list, tuple)):
+        return type(value)(split_tensors(v, tensors) for v in value)
+    if isinstance(value, dict):
+        return {k: split_tensors(v, tensors) for k, v in value.items()}
+    return value
+
+
+def fill_tensors(template: Any, values: Any) -> Any:
+    """The inverse of :func:`split_tensors`: slots replaced by ``values[slot]``."""
+    if isinstance(template, tuple) and len(template) == 2 and isinstance(template[0], str) and template[0] == _SLOT:
+        return values[template[1]]
+    if isinstance(template, (list, tuple)):
+        return type(template)(fill_tensors(v, values) for v in template)
+    if isinstance(template, dict):
+        return {k: fill_tensors(v, values) for k, v in template.items()}
+    return template
