@@ -26,8 +26,8 @@ _LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.323
 # Minimax coefficients of the Stirling correction lgamma(x) - stirling(x), in powers of 1/x^2.
 _STIRLING_CORRECTION = (-0.165322962780713e-02, 0.837308034031215e-03, -0.595202931351870e-03,
                         0.793650666825390e-03, -0.277777777760991e-02, 0.833333333333333e-01)
-_IGAMMA_SERIES_TERMS = 256
-_IGAMMA_FRACTION_DEPTH = 64
+_IGAMMA_SERIES_BLOCK = 16  # the series sums BLOCK**2 terms
+_IGAMMA_FRACTION_DEPTH = 32  # float32-exact continued fraction for a up to ~300
 
 
 class E:
@@ -157,26 +157,28 @@ def _broadcast_pair(a, b, op: str):
     return _float_input(a, op), _float_input(b, op)
 
 
-def _prefix_sum(x):
-    """Inclusive prefix sums along the last axis in log2(n) shifted adds (Hillis-Steele scan);
-    Relax's cumsum has no kernel on every target."""
+def _prefix_sum(x, block: int):
+    """Inclusive prefix sums along the last axis, of length block**2, as two small triangular matmuls:
+    sums inside blocks, then the running totals of the blocks. (Relax's cumsum has no kernel on every
+    target, and a shifted-add scan multiplies its expression when fused.)"""
     shape = static_shape(x)
-    axis, n = len(shape) - 1, shape[-1]
-    shift = 1
-    while shift < n:
-        zeros = relax.const(np.zeros(shape[:-1] + (shift,), dtype_of(x)))
-        shifted = _op.concat([zeros, _op.strided_slice(x, [axis], [0], [n - shift])], axis=axis)
-        x = emit(_op.add(x, shifted))
-        shift *= 2
-    return x
+    dtype = dtype_of(x)
+    blocks = emit(_op.reshape(x, list(shape[:-1]) + [block, block]))
+    inclusive = relax.const(np.triu(np.ones((block, block), dtype)))
+    exclusive = relax.const(np.triu(np.ones((block, block), dtype), 1))
+    within = emit(_op.matmul(blocks, inclusive))
+    last = _op.take(within, relax.const(np.array([block - 1], "int64")), axis=len(shape), mode="clip")
+    totals = emit(_op.reshape(last, list(shape[:-1]) + [block]))
+    offsets = emit(_op.matmul(totals, exclusive))
+    return emit(_op.reshape(_op.add(within, _op.expand_dims(offsets, -1)), list(shape)))
 
 
 def _igamma_series(a: E, x: E, log_prefix: E) -> E:
     """P(a, x) = x^a e^-x / Gamma(a + 1) * sum_n x^n / ((a+1)...(a+n)), terms summed in log space."""
-    steps = relax.const(np.arange(1, _IGAMMA_SERIES_TERMS + 1, dtype="float32"))
+    steps = relax.const(np.arange(1, _IGAMMA_SERIES_BLOCK ** 2 + 1, dtype="float32"))
     a_k = _op.add(_op.expand_dims(a.expr, -1), steps)
     log_ratio = emit(_op.subtract(_op.expand_dims(log(x).expr, -1), _op.log(a_k)))
-    log_terms = _prefix_sum(log_ratio)
+    log_terms = _prefix_sum(log_ratio, _IGAMMA_SERIES_BLOCK)
     tail = E(emit(_op.sum(_op.exp(log_terms), axis=-1)))
     return exp(log_prefix) * (tail + 1.0) / a
 
@@ -247,5 +249,6 @@ def logsumexp(x, axis=None, keep_dims: bool = False):
     out = _op.add(_op.log(_op.sum(_op.exp(_op.subtract(x, peak)), axis=axes, keepdims=True)), peak)
     if keep_dims:
         return out
-    rank = len(static_shape(x))
-    return _op.squeeze(emit(out), axes if axes is not None else list(range(rank)))
+    shape = static_shape(x)
+    kept = [d for i, d in enumerate(shape) if axes is not None and i not in axes]
+    return _op.reshape(emit(out), kept)  # (squeeze has no gradient rule)

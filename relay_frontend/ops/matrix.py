@@ -31,7 +31,8 @@ def matrix_diag(x):
     if not shape:
         raise CaptureError("matrix_diag: input must have at least 1 dimension, got a scalar")
     n = shape[-1]
-    return _op.where(relax.const(np.eye(n, dtype=bool)), _op.expand_dims(x, -2), relax.const(0, dtype_of(x)))
+    rows = _op.broadcast_to(_op.expand_dims(x, -2), list(shape) + [n])  # explicit: where's gradient does not reduce
+    return _op.where(relax.const(np.eye(n, dtype=bool)), rows, relax.const(0, dtype_of(x)))
 
 
 @rule("matrix_diag_part")
@@ -59,17 +60,25 @@ def matrix_set_diag(x, diagonal):
         padding = relax.const(np.zeros(tuple(shape[:-2]) + (cols - k,), dtype_of(x)))
         diagonal = emit(_op.concat([diagonal, padding], axis=-1))
     mask = relax.const(np.eye(rows, cols, dtype=bool))
-    return _op.where(mask, _op.expand_dims(diagonal, -2), x)
+    return _op.where(mask, _op.broadcast_to(_op.expand_dims(diagonal, -2), list(shape)), x)
+
+
+def _pick(a, k: int, axis: int):
+    """a[..., k, ...] along ``axis``, that axis removed (take + reshape: both have gradients)."""
+    shape = list(static_shape(a))
+    axis %= len(shape)
+    picked = _op.take(a, relax.const(np.array([k], "int64")), axis=axis, mode="clip")
+    return emit(_op.reshape(picked, shape[:axis] + shape[axis + 1:]))
 
 
 def _column(a, k: int):
     """a[..., :, k] as (..., n)."""
-    return emit(_op.squeeze(_op.strided_slice(a, [len(static_shape(a)) - 1], [k], [k + 1]), [-1]))
+    return _pick(a, k, -1)
 
 
 def _row(a, k: int):
     """a[..., k, :] as (..., m)."""
-    return emit(_op.squeeze(_op.strided_slice(a, [len(static_shape(a)) - 2], [k], [k + 1]), [-2]))
+    return _pick(a, k, -2)
 
 
 def _gauss_jordan(a, with_inverse: bool):
@@ -97,7 +106,7 @@ def _gauss_jordan(a, with_inverse: bool):
         a = emit(_op.add(a, _op.multiply(_op.expand_dims(_op.subtract(e_k, e_p), -1),
                                          _op.expand_dims(_op.subtract(row_p, row_k), -2))))
         swapped = _op.not_equal(pivot_row, relax.const(k, "int64"))
-        pivot = emit(_op.squeeze(_op.strided_slice(_column(a, k), [len(lead)], [k], [k + 1]), [-1]))
+        pivot = _pick(_column(a, k), k, -1)
         det = emit(_op.multiply(det, _op.where(swapped, _op.negative(pivot), pivot)))
         # normalise row k, then clear column k in every other row
         new_row = emit(_op.divide(_row(a, k), _op.expand_dims(pivot, -1)))
@@ -107,8 +116,7 @@ def _gauss_jordan(a, with_inverse: bool):
         a = emit(_op.add(_op.multiply(a, keep), _op.multiply(_op.expand_dims(e_k, -1), _op.expand_dims(new_row, -2))))
     inverse = None
     if with_inverse:
-        axis = len(lead) + 1
-        inverse = _op.strided_slice(a, [axis], [n], [2 * n])
+        inverse = _op.take(a, relax.const(np.arange(n, 2 * n, dtype="int64")), axis=len(lead) + 1, mode="clip")
     return det, inverse
 
 

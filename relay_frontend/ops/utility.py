@@ -31,12 +31,10 @@ def one_hot(indices, depth: int, on_value, off_value, axis: int = -1, dtype: str
 
 def _roll_axis(x, shift: int, axis: int):
     size = static_shape(x)[axis]
-    shift %= max(size, 1)
-    if shift == 0:
+    if size == 0 or shift % size == 0:
         return x
-    tail = _op.strided_slice(x, [axis], [size - shift], [size])
-    head = _op.strided_slice(x, [axis], [0], [size - shift])
-    return emit(_op.concat([tail, head], axis=axis))
+    source = (np.arange(size) - shift) % size  # output i reads input i - shift
+    return emit(_op.take(x, relax.const(source.astype("int64")), axis=axis, mode="clip"))
 
 
 @rule("roll")
