@@ -16,6 +16,8 @@ import aotnn_runtime
 from aotnn_runtime.manifest import FORMAT_NAME, FORMAT_VERSION, MANIFEST_FILE, file_sha256
 
 from . import backend, cache, pipeline, plan as planning
+from .defaults import apply_default_schedules
+from .gpu import GPU_KINDS
 from .target import resolve, to_tvm
 
 LIBRARY_FILE = "kernels.so"
@@ -172,7 +174,8 @@ def staging_dir(output_dir: str) -> str:
 def build(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[str], *,
           target: str | Mapping[str, Any] | None = None, output_dir: str,
           weights: Mapping[str, np.ndarray] | None = None, num_param_updates: int = 0,
-          entry: str = "predict", metadata: Mapping[str, Any] | None = None) -> str:
+          entry: str = "predict", metadata: Mapping[str, Any] | None = None,
+          tuning_db: str | os.PathLike | None = None) -> str:
     """Compile ``mod['main']`` for the host and write an artifact directory at ``output_dir`` (atomically).
 
     Args:
@@ -186,16 +189,29 @@ def build(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[s
             (the last ones recorded by the capture, in ``param_updates`` order).
         entry: name of the entry point.
         metadata: extra JSON-able facts to keep in the manifest.
+        tuning_db: a tuning database directory (``aotnn tune``): kernels use its best record
+            where that beats the default schedule.
     Returns:
         ``output_dir``.
     """
     target_dict = resolve(target)
+    if target_dict.get("kind") in GPU_KINDS:  # GPU artifacts: WGSL shaders / CUDA kernels
+        from .cuda import build_cuda
+        from .vulkan import build_vulkan
+        builder = build_cuda if target_dict["kind"] == "cuda" else build_vulkan
+        return builder(mod, input_names, param_names, target=target_dict, output_dir=output_dir, weights=weights,
+                       num_param_updates=num_param_updates, entry=entry, metadata=metadata)
     tvm_target = to_tvm(target_dict)
     lowered = pipeline.lower_to_kernels(mod, tvm_target)
     record, constants = entry_record(lowered, input_names, param_names, num_param_updates)
     staging = staging_dir(output_dir)
     try:
-        library = tvm.compile(_kernel_module(lowered), target=tvm_target)
+        kernels = _kernel_module(lowered)
+        scheduled = apply_default_schedules(kernels, tvm_target)
+        if tuning_db is not None:
+            from .tuning.apply import apply_records
+            scheduled = apply_records(kernels, scheduled, target_dict, tuning_db)
+        library = tvm.compile(scheduled, target=tvm_target)
         obj = backend.backend_object(os.path.join(cache.cache_dir(), "backend"))
         library.export_library(os.path.join(staging, LIBRARY_FILE), addons=[obj])
         manifest = new_manifest(target_dict, entry, record, LIBRARY_FILE, metadata)

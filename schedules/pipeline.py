@@ -4,6 +4,8 @@ from __future__ import annotations
 import tvm
 from tvm import relax
 
+from . import defaults
+
 
 def fusing_passes() -> tvm.transform.Pass:
     """Relax passes that leave ``main`` as a sequence of ``call_tir`` kernels."""
@@ -21,4 +23,4 @@ def fusing_passes() -> tvm.transform.Pass:
 def lower_to_kernels(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.IRModule:
     """Run the fusing pipeline for ``target`` (kernel schedules are applied by ``schedules.build``)."""
     with target:
-        return fusing_passes()(mod)
+        return fusing_passes()(defaults.rewrite_relax(mod, target))

@@ -40,8 +40,20 @@ def aarch64_target() -> dict[str, Any]:
     return {"kind": "llvm", "mtriple": "aarch64-linux-gnu", "mattr": ["+neon"]}
 
 
+def vulkan_target() -> dict[str, Any]:
+    """Vulkan: kernels are generated as WGSL (TVM's webgpu codegen) and run through wgpu's Vulkan backend."""
+    return {"kind": "vulkan"}
+
+
+def cuda_target(arch: str | None = None) -> dict[str, Any]:
+    """CUDA for ``arch`` (``sm_XX``): the local GPU's when a driver is present, else ``sm_80``."""
+    from .cuda import detect_arch
+    return {"kind": "cuda", "arch": arch or detect_arch() or "sm_80"}
+
+
 CROSS_TARGETS = {"aarch64": aarch64_target, "arm": aarch64_target, "arm64": aarch64_target}
-TARGET_NAMES = ("x86", "llvm") + tuple(CROSS_TARGETS)
+GPU_TARGETS = {"vulkan": vulkan_target, "webgpu": vulkan_target, "cuda": cuda_target}
+TARGET_NAMES = ("x86", "llvm") + tuple(CROSS_TARGETS) + tuple(GPU_TARGETS) + ("cuda:sm_XX",)
 
 
 def is_host(target: Mapping[str, Any]) -> bool:
@@ -54,7 +66,8 @@ def resolve(target: str | Mapping[str, Any] | None = None) -> dict[str, Any]:
     """A target description (a TVM target dict) for ``target``.
 
     Args:
-        target: None or ``"x86"`` for the host CPU, or a TVM target dict.
+        target: None or ``"x86"`` for the host CPU, ``"aarch64"``, ``"vulkan"`` (alias ``"webgpu"``),
+            ``"cuda"`` or ``"cuda:sm_XX"``, or a TVM target dict.
     Returns:
         a dict that ``tvm.target.Target`` accepts.
     Raises:
@@ -64,6 +77,10 @@ def resolve(target: str | Mapping[str, Any] | None = None) -> dict[str, Any]:
         return x86_target()
     if isinstance(target, str) and target in CROSS_TARGETS:
         return CROSS_TARGETS[target]()
+    if isinstance(target, str) and target in GPU_TARGETS:
+        return GPU_TARGETS[target]()
+    if isinstance(target, str) and target.startswith("cuda:sm_") and target[8:].isdigit():
+        return cuda_target(target[5:])
     if isinstance(target, Mapping):
         if "kind" not in target:
             raise TargetError(f"target: a target dict needs a 'kind', got {dict(target)!r}")

@@ -5,8 +5,9 @@ cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null; then SUDO="sudo"; fi
 # A C compiler (kernel libraries are linked with it), the aarch64 cross compiler and
-# qemu-user (bundles for ARM boards are built and run in the tests).
-DEBS="gcc make gcc-aarch64-linux-gnu qemu-user"
+# qemu-user (bundles for ARM boards are built and run in the tests), and Mesa's CPU Vulkan driver
+# (lavapipe) with the Vulkan loader: the Vulkan tests run on it when there is no GPU.
+DEBS="gcc make gcc-aarch64-linux-gnu qemu-user mesa-vulkan-drivers libvulkan1"
 missing=""
 for deb in $DEBS; do dpkg -s "$deb" >/dev/null 2>&1 || missing="$missing $deb"; done
 if [ -n "$missing" ]; then
@@ -14,4 +15,4 @@ if [ -n "$missing" ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
 fi
 python3 -m pip install -q --upgrade pip
-python3 -m pip install -q -e ./runtime -e ".[test,tune]"
+python3 -m pip install -q -e "./runtime[vulkan]" -e ".[test,tune,cuda]"

@@ -103,13 +103,15 @@ def capture_function(fn: Callable[..., Any], input_specs: Sequence[tuple[str, tu
 
 
 def compile_function(fn: Callable[..., Any], input_specs: Sequence[tuple[str, tuple[int, ...], str]],
-                     target: Any = None) -> Compiled:
+                     target: Any = None, tuning_db: str | os.PathLike | None = None) -> Compiled:
     """Capture ``fn`` on symbolic inputs, then build it or reuse the cached artifact.
 
     Args:
         fn: called with one symbolic Tensor per input spec; returns Tensors (possibly nested).
         input_specs: (name, shape, dtype name) per input.
         target: target name or dict; default the host CPU.
+        tuning_db: a tuning database directory whose records the build applies (default:
+            ``set_context(tuning_db=...)``); its content is part of the cache key.
     Returns:
         a :class:`Compiled` callable on numpy arrays.
     """
@@ -118,18 +120,24 @@ def compile_function(fn: Callable[..., Any], input_specs: Sequence[tuple[str, tu
     input_names = list(capture.input_names)
     param_names = list(capture.param_names)
     key = _module_key(mod, target_dict, input_names, param_names)
+    if tuning_db is None:
+        from ..context import _CONTEXT
+        tuning_db = _CONTEXT.get("tuning_db")
+    if tuning_db is not None:
+        from schedules.tuning.database import TuningDatabase
+        key = schedules.content_key(key, "tuning_db", TuningDatabase(tuning_db, create=False).content_hash())
     path = schedules.artifact_path(key)
     with _LOCK:
         module = _LOADED.get(path)
         if module is None:
-            module = _load_or_build(mod, capture, input_names, param_names, target_dict, path)
+            module = _load_or_build(mod, capture, input_names, param_names, target_dict, path, tuning_db)
             _LOADED[path] = module
     updates = [capture.param_keys[index] for index, _ in capture.param_updates]
     return Compiled(module, list(capture.param_keys), param_names, tree, num_outputs, updates, path,
                     capture.random_inputs)
 
 
-def _load_or_build(mod, capture, input_names, param_names, target_dict, path) -> aotnn_runtime.Module:
+def _load_or_build(mod, capture, input_names, param_names, target_dict, path, tuning_db=None) -> aotnn_runtime.Module:
     if os.path.isdir(path):
         try:
             module = aotnn_runtime.load(path)
@@ -138,6 +146,6 @@ def _load_or_build(mod, capture, input_names, param_names, target_dict, path) ->
         except aotnn_runtime.ArtifactError:
             pass  # a damaged cache entry is rebuilt below
     schedules.build(mod, input_names, param_names, target=target_dict, output_dir=path,
-                    num_param_updates=len(capture.param_updates))
+                    num_param_updates=len(capture.param_updates), tuning_db=tuning_db)
     STATS["builds"] += 1
     return aotnn_runtime.load(path)

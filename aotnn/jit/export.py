@@ -21,9 +21,11 @@ def export(net, *inputs: Any, file_name: str, file_format: str = "AOT", target: 
         inputs: example Tensors (or numpy arrays) fixing the input signature.
         file_name: output path; '.aot' is appended for the AOT format if missing.
         file_format: 'AOT' (an artifact the Python runtime loads), 'BUNDLE' (C sources, kernel
-            objects and weights for the embedded C runtime; chosen automatically for cross targets).
-            'ONNX' is not available yet.
+            objects and weights for the embedded C runtime; chosen automatically for cross targets)
+            or 'ONNX' (a '.onnx' file, opset 17; ``opset=`` picks another).
         target: target name or TVM target dict (default: this host's CPU).
+        tuning_db: (keyword) a tuning database directory from ``aotnn tune``; its best records are
+            used where they beat the default schedules (host artifacts).
     Returns:
         the path written.
     Raises:
@@ -33,7 +35,8 @@ def export(net, *inputs: Any, file_name: str, file_format: str = "AOT", target: 
     if file_format not in FORMATS:
         raise ValueError(f"file_format: expected one of {FORMATS}, got {file_format!r}")
     if file_format == "ONNX":
-        raise NotImplementedError("file_format='ONNX': ONNX export is not implemented yet; use 'AOT'")
+        from ..onnx import export_onnx
+        return export_onnx(net, *inputs, file_name=file_name, opset=kwargs.get("opset"))
     if not inputs:
         raise ValueError("inputs: export needs at least one example input")
     tensors = []
@@ -50,12 +53,13 @@ def export(net, *inputs: Any, file_name: str, file_format: str = "AOT", target: 
     weights = {name: param.asnumpy() for name, param in zip(capture.param_names, capture.param_keys)}
     path = file_name if file_name.endswith(".aot") else file_name + ".aot"
     target_dict = schedules.resolve(target)
-    if file_format == "BUNDLE" or not schedules.target.is_host(target_dict):
+    gpu_target = target_dict.get("kind") in ("vulkan", "webgpu", "cuda")  # built by schedules.build
+    if file_format == "BUNDLE" or not (schedules.target.is_host(target_dict) or gpu_target):
         if capture.param_updates:
             raise ValueError("net: a bundle holds inference only; this network updates parameters when called")
         return schedules.build_bundle(mod, names, capture.param_names, target=target_dict, output_dir=os.fspath(path),
                                       weights=weights, metadata={"network": type(net).__name__})
-    schedules.build(mod, names, capture.param_names, target=target, output_dir=os.fspath(path), weights=weights,
-                    num_param_updates=len(capture.param_updates),
+    schedules.build(mod, names, capture.param_names, target=target_dict, output_dir=os.fspath(path), weights=weights,
+                    num_param_updates=len(capture.param_updates), tuning_db=kwargs.get("tuning_db"),
                     metadata={"network": type(net).__name__})
     return path

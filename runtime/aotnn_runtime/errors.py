@@ -7,3 +7,7 @@ class ArtifactError(Exception):
 
 class InputError(ValueError):
     """Inputs given to a module do not match what the entry point expects."""
+
+
+class DeviceUnavailableError(RuntimeError):
+    """The artifact's target needs a device, driver or package this machine lacks (the message names it)."""

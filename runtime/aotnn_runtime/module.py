@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -207,5 +208,16 @@ class Module:
 
 
 def load(path: str | os.PathLike) -> Module:
-    """Load an artifact directory; see :class:`Module`."""
+    """Load an artifact directory; see :class:`Module` (Vulkan and CUDA artifacts get their executors)."""
+    try:
+        with open(os.path.join(os.fspath(path), "manifest.json"), encoding="utf-8") as stream:
+            kind = json.load(stream).get("target", {}).get("kind")
+    except (OSError, ValueError, AttributeError):
+        kind = None  # Module reports what is wrong with the artifact
+    if kind in ("vulkan", "webgpu"):
+        from .vulkan import VulkanModule
+        return VulkanModule(path)
+    if kind == "cuda":
+        from .cuda import CudaModule
+        return CudaModule(path)
     return Module(path)

@@ -1,0 +1,4 @@
+"""``python -m aotnn.cli``."""
+from .app import main
+
+main()

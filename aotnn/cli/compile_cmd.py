@@ -1,0 +1,70 @@
+"""``aotnn compile``: MODEL -> an artifact for the host, or a C bundle for a cross target."""
+from __future__ import annotations
+
+import os
+import time
+
+import click
+
+from .app import human_bytes, main, one_line_errors, progress
+from .models import default_output, example_inputs, load_model, load_weights
+
+TARGET_HELP = "Target: x86 (this host), aarch64/arm (a C bundle to build for the board), cuda, vulkan."
+
+
+def directory_size(path: str) -> int:
+    if os.path.isfile(path):
+        return os.path.getsize(path)
+    return sum(os.path.getsize(os.path.join(root, f)) for root, _, files in os.walk(path) for f in files)
+
+
+def compile_model(model: str, inputs: tuple[str, ...], target: str, ckpt: str | None, output: str | None,
+                  bundle: bool, tuning_db: str | None = None) -> str:
+    """Load MODEL, its weights and input signature, and write the artifact or bundle; returns its path."""
+    import aotnn
+    import schedules
+
+    target_dict = schedules.resolve(target)
+    cross = not schedules.target.is_host(target_dict) and target_dict.get("kind") == "llvm"
+    as_bundle = bundle or cross
+    output = output or default_output(model, f"-{target}.aot" if cross else ".aot")
+    with progress(f"loading {model}"):
+        net = load_model(model, inputs)
+        load_weights(net, ckpt)
+        examples = example_inputs(net, model, inputs)
+    with progress(f"compiling {model} for {target}{' (C bundle)' if as_bundle else ''}"):
+        path = aotnn.export(net, *examples, file_name=output, file_format="BUNDLE" if as_bundle else "AOT",
+                            target=target_dict, tuning_db=tuning_db)
+    return path
+
+
+@main.command(name="compile")
+@click.argument("model")
+@click.option("--input", "inputs", multiple=True, metavar="NAME:D0,D1,...[:DTYPE]",
+              help="Input name, shape and dtype (default float32), once per input. ONNX models: "
+                   "fixes dynamic dimensions (default: the shapes the model declares).")
+@click.option("--target", default="x86", show_default=True, help=TARGET_HELP)
+@click.option("--ckpt", type=click.Path(exists=True, dir_okay=False), help="MindSpore .ckpt weights to load.")
+@click.option("--tuning-db", type=click.Path(exists=True, file_okay=False),
+              help="Use the kernels tuned by `aotnn tune` into this database where they beat the defaults.")
+@click.option("--bundle", is_flag=True, help="Write a C bundle (embedded runtime) even for the host target.")
+@click.option("-o", "--output",
+              help="Where to write the artifact (default: NAME.aot, NAME-TARGET.aot for cross targets).")
+@one_line_errors
+def compile_command(model: str, inputs, target: str, ckpt, tuning_db, bundle: bool, output) -> None:
+    """Compile MODEL (FILE.py:NAME, MODULE:NAME or FILE.onnx) ahead of time.
+
+    For the host (x86) the result is an artifact that `aotnn run` and aotnn_runtime load. For a
+    cross target (aarch64, arm) it is a build-ready C bundle: kernel objects, the generated
+    executor on one static arena, runtime/c, weights, a Makefile and an example main.c.
+
+    \b
+    Examples:
+      aotnn compile aotnn.models:resnet18 --input x:1,3,224,224 -o resnet18.aot
+      aotnn compile net.py:Net --input x:8,16 --ckpt net.ckpt -o net.aot
+      aotnn compile model.onnx --input input:1,3,224,224 -o model.aot
+      aotnn compile aotnn.models:lenet5 --target aarch64 -o lenet-arm.aot   # then: make -C lenet-arm.aot
+    """
+    start = time.perf_counter()
+    path = compile_model(model, inputs, target, ckpt, output, bundle, tuning_db)
+    click.echo(f"wrote {path} ({human_bytes(directory_size(path))}) in {time.perf_counter() - start:.1f} s")

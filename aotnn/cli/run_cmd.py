@@ -1,0 +1,120 @@
+"""``aotnn run``: run an artifact (or a bundle, built with its compiler and run natively or under
+qemu-user) on .npy inputs."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+import click
+import numpy as np
+
+from .app import main, one_line_errors, progress
+
+_QEMU = {"aarch64": "qemu-aarch64"}
+
+
+def _load_inputs(paths, specs) -> list[np.ndarray]:
+    arrays = []
+    for path in paths:
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"--input: no such file {path!r}")
+        arrays.append(np.load(path, allow_pickle=False))
+    if specs is not None and len(arrays) != len(specs):
+        names = ", ".join(s["name"] for s in specs)
+        raise ValueError(f"--input: the artifact takes {len(specs)} inputs ({names}), got {len(arrays)}")
+    return arrays
+
+
+def _runner(target: dict) -> list[str]:
+    """How to start a bundle's binary built for ``target`` on this machine."""
+    import schedules
+    if schedules.target.is_host(target):
+        return []
+    arch = str(target.get("mtriple", "")).split("-")[0]
+    qemu = _QEMU.get(arch)
+    if qemu is None or shutil.which(qemu) is None:
+        raise RuntimeError(f"this bundle is built for {target.get('mtriple')}: copy it to the board and run "
+                           f"'make && ./model', or install qemu-user (Debian: apt install qemu-user) to run it here")
+    return [qemu]
+
+
+def _run_bundle(path: str, arrays: list[np.ndarray], repeat: int) -> tuple[list[np.ndarray], list[float]]:
+    """Build the bundle with its Makefile in a scratch copy, run the example binary on raw inputs."""
+    from aotnn_runtime.manifest import read_manifest
+
+    manifest = read_manifest(path)
+    entry = next(iter(manifest["entries"].values()))
+    runner = _runner(manifest["target"])
+    for i, (array, spec) in enumerate(zip(arrays, entry["inputs"])):
+        if list(array.shape) != spec["shape"] or str(array.dtype) != spec["dtype"]:
+            raise ValueError(f"--input {i} ({spec['name']}): expected {spec['dtype']}{spec['shape']}, "
+                             f"got {array.dtype}{list(array.shape)}")
+    with tempfile.TemporaryDirectory(prefix="aotnn-run-") as scratch:
+        work = os.path.join(scratch, "bundle")
+        shutil.copytree(path, work)
+        with progress("building the bundle (make)"):
+            built = subprocess.run(["make", "-s", "model"], cwd=work, capture_output=True, text=True)
+        if built.returncode != 0:
+            raise RuntimeError(f"make failed: {(built.stderr or built.stdout).strip().splitlines()[-1:]}")
+        names = []
+        for i, array in enumerate(arrays):
+            name = os.path.join(scratch, f"input{i}.bin")
+            np.ascontiguousarray(array).tofile(name)
+            names.append(name)
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            ran = subprocess.run(runner + ["./model"] + names, cwd=work, capture_output=True, text=True)
+            times.append(time.perf_counter() - start)
+            if ran.returncode != 0:
+                raise RuntimeError(f"the model binary failed ({ran.returncode}): {ran.stderr.strip()}")
+        outputs = [np.fromfile(os.path.join(work, f"output{i}.bin"), dtype=spec["dtype"]).reshape(spec["shape"])
+                   for i, spec in enumerate(entry["outputs"])]
+    return outputs, times
+
+
+@main.command(name="run")
+@click.argument("artifact", type=click.Path())
+@click.option("--input", "inputs", multiple=True, required=True, type=click.Path(),
+              help=".npy file per input, in order.")
+@click.option("--output", "outputs", multiple=True, type=click.Path(),
+              help="Write outputs to .npy files, one option per output, in order.")
+@click.option("--repeat", default=1, show_default=True, type=click.IntRange(1),
+              help="Run N times and report the median.")
+@one_line_errors
+def run_command(artifact: str, inputs, outputs, repeat: int) -> None:
+    """Run ARTIFACT on .npy inputs and print the outputs' shapes and the latency.
+
+    A host artifact runs in aotnn_runtime. A C bundle is built with its Makefile in a scratch copy
+    and its example binary is run (under qemu-user for aarch64 bundles; latency then includes
+    process start-up).
+
+    \b
+    Examples:
+      aotnn run lenet.aot --input x.npy --output y.npy --repeat 20
+      aotnn run lenet-aarch64.aot --input x.npy --output y.npy
+    """
+    import aotnn_runtime
+    from aotnn_runtime.manifest import read_manifest
+
+    manifest = read_manifest(artifact) if os.path.isdir(artifact) else None
+    if manifest is not None and manifest.get("library") is None:
+        results, times = _run_bundle(artifact, _load_inputs(inputs, None), repeat)
+    else:
+        module = aotnn_runtime.load(artifact)
+        arrays = _load_inputs(inputs, None)
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            results = module.run(*arrays)
+            times.append(time.perf_counter() - start)
+    for i, result in enumerate(results):
+        click.echo(f"output {i}: shape {tuple(result.shape)} dtype {result.dtype}")
+    click.echo(f"latency: median {np.median(times) * 1e3:.3f} ms over {repeat} run(s)")
+    if len(outputs) > len(results):
+        raise ValueError(f"--output: {len(outputs)} files for {len(results)} outputs")
+    for path, result in zip(outputs, results):
+        np.save(path, result)

@@ -1,0 +1,315 @@
+"""ONNX import: an ONNX model -> a Relax function (data inputs, then weights) through TVM's Relax ONNX
+frontend, checked first so that bad models fail with the name of the node at fault.
+
+The imported function feeds the same pipeline as a captured network: :func:`import_onnx` gives the
+function, its input and parameter names and the weights, and the ``onnx_graph`` lowering rule inlines
+it into a capture, so an imported model can sit inside a Cell (``aotnn.load_onnx``).
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+import hashlib
+import io
+import os
+import re
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import onnx
+import tvm
+from onnx import helper
+from tvm import relax
+
+from .errors import CaptureError
+from .ops.registry import rule
+
+
+class OnnxImportError(CaptureError, ValueError):
+    """The ONNX model is malformed, uses an op TVM cannot import, or has shapes we cannot fix statically."""
+
+
+@dataclass
+class OnnxGraph:
+    """An ONNX model imported into Relax.
+
+    Attributes:
+        function: Relax function taking the data inputs, then the parameters.
+        input_names: the ONNX names of the data inputs, in order.
+        input_specs: (shape, dtype) per data input.
+        param_names: the ONNX initializer names of the parameters, in order.
+        weights: initializer values by name.
+        output_specs: (shape, dtype) per output.
+        digest: content hash of the model and the input shapes.
+    """
+    function: relax.Function
+    input_names: list[str]
+    input_specs: list[tuple[tuple[int, ...], str]]
+    param_names: list[str]
+    weights: dict[str, np.ndarray]
+    output_specs: list[tuple[tuple[int, ...], str]]
+    digest: str
+    opset: int = 0
+    producer: str = ""
+    node_count: int = 0
+    op_types: dict[str, int] = field(default_factory=dict)
+
+    def module(self) -> tvm.IRModule:
+        """An IRModule whose ``main`` returns a tuple of the outputs (the form ``schedules.build`` takes)."""
+        if isinstance(self.function.ret_ty, relax.TupleType):
+            return tvm.IRModule({"main": self.function.with_attr("global_symbol", "main")})
+        bb = relax.BlockBuilder()
+        params = [relax.Var(p.name, p.ty) for p in self.function.params]
+        with bb.function("main", params):
+            with bb.dataflow():
+                outputs = _inline(bb, self.function, params)
+                result = bb.emit_output(relax.Tuple(list(outputs)))
+            bb.emit_func_output(result)
+        return bb.get()
+
+    def __repr__(self) -> str:  # short and stable: used in cache keys of eager calls
+        return f"OnnxGraph({self.digest[:16]})"
+
+
+def load_model(source: str | os.PathLike | bytes | onnx.ModelProto) -> onnx.ModelProto:
+    """An ONNX ModelProto from a path, serialized bytes or a ModelProto.
+
+    Raises:
+        FileNotFoundError: no such file.
+        OnnxImportError: the bytes are not an ONNX model.
+    """
+    if isinstance(source, onnx.ModelProto):
+        return source
+    if isinstance(source, (bytes, bytearray)):
+        data, where = bytes(source), "the given bytes"
+    else:
+        path = os.fspath(source)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"no such ONNX file: {path!r}")
+        with open(path, "rb") as stream:
+            data = stream.read()
+        where = repr(path)
+    try:
+        model = onnx.load_model_from_string(data)
+    except Exception as err:  # protobuf's DecodeError and friends
+        raise OnnxImportError(f"{where} is not a valid ONNX model (truncated or corrupt?): {err}") from None
+    if not model.HasField("graph") or (not model.graph.node and not model.graph.output):
+        raise OnnxImportError(f"{where} is not a valid ONNX model: it has no graph")
+    return model
+
+
+def _node_label(node: onnx.NodeProto, index: int) -> str:
+    return f"node {node.name or f'#{index}'!r} ({node.op_type})"
+
+
+def _node_named_in(message: str) -> str:
+    """``node 'name' (OpType): `` when the checker's message names a node."""
+    found = re.search(r"name: (\S*) OpType: (\S+)", message)
+    return f"node {found.group(1)!r} ({found.group(2)}): " if found else ""
+
+
+def check_model(model: onnx.ModelProto) -> None:
+    """Validate ``model`` with ``onnx.checker`` and against the ops TVM's frontend imports.
+
+    Raises:
+        OnnxImportError: naming the node (name and op type) at fault where the checker tells it.
+    """
+    try:
+        onnx.checker.check_model(model)
+    except Exception as err:
+        message = " ".join(str(err).split()) or type(err).__name__
+        raise OnnxImportError(f"malformed ONNX model: {_node_named_in(message)}{message}") from None
+    from tvm.relax.frontend.onnx.onnx_frontend import _get_convert_map
+    known = set(_get_convert_map()) | {"Constant"}
+    for index, node in enumerate(model.graph.node):
+        if node.domain not in ("", "ai.onnx"):
+            raise OnnxImportError(f"{_node_label(node, index)}: custom op domain {node.domain!r} is not supported")
+        if node.op_type not in known:
+            raise OnnxImportError(f"{_node_label(node, index)}: op type {node.op_type!r} is not supported by "
+                                  f"TVM's ONNX importer")
+        if node.op_type in ("If", "Loop", "Scan"):
+            raise OnnxImportError(f"{_node_label(node, index)}: control flow ({node.op_type}) cannot be compiled "
+                                  f"ahead of time into a static kernel sequence")
+
+
+def _opset(model: onnx.ModelProto) -> int:
+    for entry in model.opset_import:
+        if entry.domain in ("", "ai.onnx"):
+            return int(entry.version)
+    return 1
+
+
+def _constants_inline(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Integer and bool initializers (shapes, axes, indices) become Constant nodes, so that TVM folds
+    them; only floating-point initializers stay as weights."""
+    model = copy.deepcopy(model)
+    graph = model.graph
+    keep, constants = [], []
+    for tensor in graph.initializer:
+        if helper.tensor_dtype_to_np_dtype(tensor.data_type).kind == "f":
+            keep.append(tensor)
+        else:
+            constants.append(helper.make_node("Constant", [], [tensor.name], value=tensor,
+                                              name=f"{tensor.name}__constant"))
+    if constants:
+        initializer_inputs = {t.name for t in constants}
+        inputs = [i for i in graph.input if i.name not in initializer_inputs]
+        del graph.initializer[:]
+        graph.initializer.extend(keep)
+        del graph.input[:]
+        graph.input.extend(inputs)
+        nodes = constants + list(graph.node)
+        del graph.node[:]
+        graph.node.extend(nodes)
+    return model
+
+
+def _data_inputs(model: onnx.ModelProto, shape_dict: Mapping[str, Sequence[int]] | None) -> dict[str, tuple]:
+    initializers = {t.name for t in model.graph.initializer}
+    specs = {}
+    shape_dict = dict(shape_dict or {})
+    for info in model.graph.input:
+        if info.name in initializers:
+            continue
+        tensor_type = info.type.tensor_type
+        if shape_dict.get(info.name) is not None:
+            shape = tuple(int(d) for d in shape_dict.pop(info.name))
+        else:
+            if not tensor_type.HasField("shape"):
+                raise OnnxImportError(f"input {info.name!r} has an unknown rank: give its shape "
+                                      f"(shape_dict / --input {info.name}:D0,D1,...)")
+            dims = []
+            for d in tensor_type.shape.dim:
+                if not d.HasField("dim_value") or d.dim_value <= 0:
+                    raise OnnxImportError(f"input {info.name!r} has a dynamic dimension "
+                                          f"{d.dim_param or '?'!r}: give its shape (shape_dict / --input "
+                                          f"{info.name}:D0,D1,...)")
+                dims.append(int(d.dim_value))
+            shape = tuple(dims)
+        specs[info.name] = (shape, str(helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)))
+    if shape_dict:
+        raise OnnxImportError(f"shape_dict names {sorted(shape_dict)}, which are not inputs of the model "
+                              f"(inputs: {sorted(specs)})")
+    return specs
+
+
+def _failing_node(importer: Any, graph: onnx.GraphProto) -> str:
+    produced = getattr(importer, "_nodes", {})
+    for index, node in enumerate(graph.node):
+        if any(out and out not in produced for out in node.output):
+            return _node_label(node, index)
+    return "the graph outputs"
+
+
+def _static(ty: Any, what: str) -> list[tuple[tuple[int, ...], str]]:
+    if isinstance(ty, relax.TupleType):
+        return [spec for f in ty.fields for spec in _static(f, what)]
+    if not isinstance(ty, relax.TensorType) or ty.shape is None:
+        raise OnnxImportError(f"{what} has no static tensor type ({ty})")
+    try:
+        return [(tuple(int(d) for d in ty.shape.values), str(ty.dtype))]
+    except TypeError:
+        raise OnnxImportError(f"{what} has a shape that depends on input values ({ty}); aotnn compiles "
+                              f"static shapes only") from None
+
+
+def import_onnx(source: str | os.PathLike | bytes | onnx.ModelProto,
+                shape_dict: Mapping[str, Sequence[int]] | None = None) -> OnnxGraph:
+    """Import an ONNX model with TVM's Relax frontend, weights kept as function parameters.
+
+    Args:
+        source: path, serialized bytes or ModelProto.
+        shape_dict: static shapes for inputs whose shapes are dynamic or to override (by input name).
+    Returns:
+        the :class:`OnnxGraph`.
+    Raises:
+        FileNotFoundError: no such file.
+        OnnxImportError: a malformed model, an unsupported op or a failing conversion (naming the node),
+            or shapes that stay dynamic.
+    """
+    from tvm.relax.frontend.onnx.onnx_frontend import ONNXGraphImporter
+
+    model = load_model(source)
+    check_model(model)
+    specs = _data_inputs(model, shape_dict)
+    prepared = _constants_inline(model)
+    opset = _opset(model)
+    importer = ONNXGraphImporter({name: list(shape) for name, (shape, _) in specs.items()},
+                                 {name: dtype for name, (_, dtype) in specs.items()},
+                                 keep_params_in_input=True, sanitize=True)
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):  # TVM prints as it fails
+            warnings.simplefilter("ignore")
+            mod = importer.from_onnx(prepared.graph, opset)
+    except Exception as err:
+        message = str(err).strip().splitlines()
+        detail = message[-1] if message else type(err).__name__
+        raise OnnxImportError(f"{_failing_node(importer, prepared.graph)}: TVM cannot import it: "
+                              f"{type(err).__name__}: {detail}") from None
+    func = mod["main"]
+    values = [np.asarray(v.numpy()) for v in func.attrs["params"]] if "params" in (func.attrs or {}) else []
+    num_inputs = len(func.params) - len(values)
+    # parameter order is the importer's: that of the initializers it kept, stripped of "onnx::"
+    by_var_name = {t.name.removeprefix("onnx::"): t.name for t in prepared.graph.initializer}
+    param_names = [by_var_name.get(p.name, p.name) for p in func.params[num_inputs:]]
+    input_names = [name for name in specs][:num_inputs]
+    for var, name in zip(func.params[:num_inputs], input_names):
+        if _static(var.ty, f"input {name!r}")[0] != specs[name]:
+            raise OnnxImportError(f"input {name!r}: imported as {var.ty}, expected {specs[name]}")
+    function = relax.Function(func.params, func.body, func.ret_ty, func.is_pure)
+    output_types = func.ret_ty.fields if isinstance(func.ret_ty, relax.TupleType) else [func.ret_ty]
+    output_specs = [spec for info, ty in zip(model.graph.output, output_types)
+                    for spec in _static(ty, f"output {info.name!r}")]
+    digest = hashlib.sha256(model.SerializeToString() + repr(sorted(specs.items())).encode()).hexdigest()
+    op_types: dict[str, int] = {}
+    for node in model.graph.node:
+        op_types[node.op_type] = op_types.get(node.op_type, 0) + 1
+    return OnnxGraph(function, input_names, [specs[n] for n in input_names], param_names,
+                     dict(zip(param_names, values)), output_specs, digest, opset, model.producer_name,
+                     len(model.graph.node), op_types)
+
+
+# -- inlining into a capture -----------------------------------------------------------------------
+@relax.expr_functor.mutator
+class _Substitute(relax.PyExprMutator):
+    def __init__(self, mapping: dict):
+        super().__init__()
+        self.mapping = mapping
+
+    def visit_var_(self, var):  # noqa: D102
+        return self.mapping.get(var, var)
+
+    def visit_dataflow_var_(self, var):  # noqa: D102
+        return self.mapping.get(var, var)
+
+
+def _inline(bb: relax.BlockBuilder, func: relax.Function, args: Sequence[relax.Expr]) -> list[relax.Expr]:
+    """Emit ``func``'s bindings into ``bb`` with its parameters replaced by ``args``; returns its outputs."""
+    mapping = dict(zip(func.params, args))
+    body = func.body
+    if not isinstance(body, relax.SeqExpr):
+        raise OnnxImportError("the imported function has no binding blocks")
+    for block in body.blocks:
+        for binding in block.bindings:
+            if not isinstance(binding, relax.VarBinding):
+                raise OnnxImportError(f"cannot inline binding {type(binding).__name__}")
+            value = _Substitute(mapping).visit_expr(binding.value)
+            mapping[binding.var] = bb.emit(value, name_hint=binding.var.name)
+    result = _Substitute(mapping).visit_expr(body.body)
+    if isinstance(result, relax.Tuple):
+        return list(result.fields)
+    if isinstance(result.ty, relax.TupleType):
+        return [bb.emit(relax.TupleGetItem(result, i)) for i in range(len(result.ty.fields))]
+    return [result]
+
+
+@rule("onnx_graph")
+def onnx_graph(*args: relax.Expr, graph: OnnxGraph) -> relax.Expr:
+    """The imported ONNX graph applied to ``args`` (data inputs, then parameters)."""
+    if len(args) != len(graph.function.params):
+        raise CaptureError(f"onnx_graph: expected {len(graph.function.params)} tensors, got {len(args)}")
+    outputs = _inline(relax.BlockBuilder.current(), graph.function, args)
+    return relax.Tuple(outputs)

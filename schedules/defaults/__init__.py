@@ -1,0 +1,97 @@
+"""Default CPU schedules: fast kernels without tuning.
+
+Two entry points, called by the build:
+
+- :func:`rewrite_relax` (Relax, before legalization): convolutions become NHWC kernels over
+  packed weights (``conv2d``), products with a parameter GEMMs over packed weights (``dense``),
+  unrolled LSTM steps one fused kernel each (``recurrent``), float32 transcendentals their
+  vectorizable forms (``fastmath``); ``layout`` carries the NHWC form through element-wise ops,
+  pooling and means. Weight packing reads parameters only: the build runs it once per
+  parameter change.
+- :func:`apply_default_schedules` (TIR, the kernel module before ``tvm.compile``): each kernel
+  gets the first op-class schedule that applies (``conv2d``, ``dense``, ``recurrent``,
+  ``matmul``, ``reduction``, ``elementwise``, ``fallback``) and lowers; a kernel no rule can
+  schedule is kept as it was, so a schedule can cost speed but never correctness.
+
+Tile sizes come from the target (``cpu``): vector width and register count (AVX-512, AVX2,
+NEON, SSE), and loops are spread over its cores when the work pays for a launch.
+"""
+from __future__ import annotations
+
+import logging
+
+import tvm
+from tvm import tirx
+from tvm.s_tir import Schedule
+
+from . import conv2d, dense, elementwise, fallback, fastmath, layout, matmul, recurrent, reduction
+from .cpu import CpuInfo, cpu_info
+
+__all__ = ["apply_default_schedules", "rewrite_relax", "schedule_func", "schedule_with_rule", "CpuInfo", "cpu_info"]
+
+_LOG = logging.getLogger(__name__)
+
+# Most specific first.
+SCHEDULE_RULES = (conv2d, dense, recurrent, matmul, reduction, reduction.rows, elementwise, fallback)
+RELAX_RULES = (recurrent.rewrite_rule, conv2d.rewrite_rule, dense.rewrite_rule, fastmath.rewrite_rule)
+
+
+def rewrite_relax(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.IRModule:
+    """Relax-level rewrites for ``target`` (the module unchanged for targets without CPU defaults)."""
+    cpu = cpu_info(target)
+    if cpu is None:
+        return mod
+    return layout.rewrite(mod, cpu, list(RELAX_RULES))
+
+
+def _lowers(func: tirx.PrimFunc, target: tvm.target.Target | None) -> bool:
+    """Whether ``func`` passes TIR lowering (a schedule can be valid yet produce IR that does not)."""
+    if target is None:
+        return True
+    try:
+        mod = tvm.tirx.transform.BindTarget(target.with_host(target))(tvm.IRModule({"main": func}))
+        pipeline, _, _ = tvm.tirx.get_default_tir_pipeline(target)
+        pipeline(mod)
+        return True
+    except Exception as err:  # noqa: BLE001
+        _LOG.debug("scheduled kernel does not lower: %s", err)
+        return False
+
+
+def schedule_with_rule(func: tirx.PrimFunc, cpu: CpuInfo,
+                       target: tvm.target.Target | None = None) -> tuple[tirx.PrimFunc, str | None]:
+    """``func`` scheduled by the first rule that applies and that rule's name; (func, None) if none does.
+
+    With ``target``, a schedule is kept only if the result lowers for it.
+    """
+    for rule in SCHEDULE_RULES:
+        sch = Schedule(func)
+        try:
+            if not rule.matches(sch):
+                continue
+            sch = rule.schedule(sch, cpu) or sch
+        except Exception as err:  # noqa: BLE001 - a rule that fails falls through to the next
+            _LOG.debug("%s does not schedule this kernel: %s", rule.__name__, err)
+            continue
+        scheduled = sch.mod["main"]
+        if _lowers(scheduled, target):
+            return scheduled, rule.__name__.rsplit(".", 1)[-1]
+    return func, None
+
+
+def schedule_func(func: tirx.PrimFunc, cpu: CpuInfo, target: tvm.target.Target | None = None) -> tirx.PrimFunc:
+    """``func`` scheduled by the first rule that applies, or unchanged."""
+    return schedule_with_rule(func, cpu, target)[0]
+
+
+def apply_default_schedules(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.IRModule:
+    """Schedule every PrimFunc of ``mod`` for ``target``; functions no rule handles stay as they are."""
+    cpu = cpu_info(target)
+    if cpu is None:
+        return mod
+    funcs = {}
+    for gvar, func in mod.functions.items():
+        if isinstance(func, tirx.PrimFunc):
+            func = schedule_func(func, cpu, target)
+        funcs[gvar] = func
+    return tvm.IRModule(funcs, attrs=mod.attrs)

@@ -1,0 +1,158 @@
+"""Schedule helpers shared by the op-class schedules: finding blocks, inlining, vectorizing, parallel loops."""
+from __future__ import annotations
+
+from tvm import tirx
+from tvm.s_tir import Schedule
+
+from .cpu import CpuInfo
+
+# A parallel launch wakes a worker thread: 10-20 us on an idle machine, a scheduler time slice on a
+# busy one. Kernels smaller than this stay on the calling thread.
+PARALLEL_MIN_ELEMENTS = 64 * 1024     # injective kernels: output elements
+PARALLEL_MIN_MACS = 1 << 20           # products: multiply-accumulates (about 30-60 us on one core)
+
+
+class NotScheduled(Exception):
+    """A schedule rule does not apply to this kernel (the next rule, or none, is tried)."""
+
+
+def find_block(sch: Schedule, name: str):
+    """The block called ``name`` in the function being scheduled, or None."""
+    try:
+        return sch.get_sblock(name)
+    except Exception:
+        return None
+
+
+def root_blocks(sch: Schedule) -> list:
+    """The blocks directly under the root block, in program order."""
+    root = sch.get_sblock("root") if find_block(sch, "root") is not None else None
+    if root is None:
+        return []
+    return list(sch.get_child_blocks(root))
+
+
+def block_name(sch: Schedule, block) -> str:
+    return sch.get(block).name_hint
+
+
+def is_reduction(sch: Schedule, block) -> bool:
+    return any(int(iv.iter_type) == tirx.IterVar.CommReduce for iv in sch.get(block).iter_vars)
+
+
+def extent(sch: Schedule, loop) -> int | None:
+    value = sch.get(loop).extent
+    return int(value) if isinstance(value, tirx.IntImm) else None
+
+
+def inline_producers(sch: Schedule, block, keep=()) -> None:
+    """Inline every element-wise producer chain feeding ``block`` (those that refuse stay as they are)."""
+    keep_names = set(keep)
+    pending = list(sch.get_producers(block))
+    while pending:
+        producer = pending.pop()
+        if block_name(sch, producer) in keep_names:
+            continue
+        upstream = list(sch.get_producers(producer))
+        try:
+            sch.compute_inline(producer)
+        except Exception:
+            continue
+        pending.extend(upstream)
+
+
+def output_blocks(sch: Schedule) -> list:
+    """Blocks that write the function's outputs."""
+    try:
+        return list(sch.get_output_blocks(sch.get_sblock("root")))
+    except Exception:  # noqa: BLE001
+        return []
+
+
+def inline_consumers(sch: Schedule, block) -> None:
+    """Fold the element-wise epilogue after ``block`` into it.
+
+    The epilogue may be a DAG (``where(x >= 0, x, 0.1 * x)``): its inner nodes are first inlined
+    forward into their consumers, which leaves one block per output; then a lone consumer is
+    inlined backward into ``block``, as long as there is exactly one (inlining one of several
+    consumers would orphan the others).
+    """
+    outputs = {sch.get(b).name_hint for b in output_blocks(sch)}
+    seen, frontier = set(), list(sch.get_consumers(block))
+    order = []
+    while frontier:
+        consumer = frontier.pop(0)
+        name = block_name(sch, consumer)
+        if name in seen:
+            continue
+        seen.add(name)
+        order.append(consumer)
+        frontier.extend(sch.get_consumers(consumer))
+    for consumer in order:
+        if block_name(sch, consumer) in outputs or is_reduction(sch, consumer):
+            continue
+        try:
+            sch.compute_inline(consumer)
+        except Exception:  # noqa: BLE001 - it stays a block of its own
+            pass
+    while True:
+        consumers = sch.get_consumers(block)
+        if len(consumers) != 1 or len(sch.get_producers(consumers[0])) != 1:
+            return
+        try:
+            sch.reverse_compute_inline(consumers[0])
+        except Exception:  # noqa: BLE001
+            return
+
+
+def block_work(sch: Schedule, block) -> int:
+    """Iterations of ``block`` (spatial x reduction extents): its multiply-accumulates for a product."""
+    work = 1
+    for iv in sch.get(block).iter_vars:
+        extent_ = iv.dom.extent
+        work *= int(extent_) if isinstance(extent_, tirx.IntImm) else 1
+    return work
+
+
+def parallel_if_worth(sch: Schedule, loop, work: int, cpu: CpuInfo, minimum: int = PARALLEL_MIN_MACS) -> None:
+    """Mark ``loop`` parallel when there are cores to share and ``work`` is worth a launch."""
+    if cpu.cores > 1 and work >= minimum and (extent(sch, loop) or 0) > 1:
+        sch.parallel(loop)
+
+
+def vectorize_inner(sch: Schedule, block, loop, max_lanes: int) -> None:
+    """Vectorize ``loop`` (the block's innermost) by its largest divisor up to ``max_lanes``."""
+    size = extent(sch, loop)
+    if size is None or size <= 1:
+        return
+    if size <= max_lanes:
+        sch.vectorize(loop)
+        return
+    factor = next((f for f in range(max_lanes, 1, -1) if size % f == 0), 1)
+    if factor > 1:
+        _, inner = sch.split(loop, [None, factor])
+        sch.vectorize(inner)
+
+
+def schedule_injective_block(sch: Schedule, block, cpu: CpuInfo) -> None:
+    """Spatial block: fuse its loops, vectorize the contiguous tail, spread the rest over the cores."""
+    loops = sch.get_loops(block)
+    if not loops:
+        return
+    extents = [extent(sch, loop) for loop in loops]
+    if any(e is None for e in extents):
+        return
+    total = 1
+    for e in extents:
+        total *= e
+    fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
+    lanes = cpu.lanes(str(sch.get(block).writes[0].source.dtype)) if sch.get(block).writes else 4
+    vector = next((f for f in (4 * lanes, 2 * lanes, lanes) if total % f == 0 and total >= f), None)
+    if vector is None:
+        vector = next((f for f in range(min(total, 4 * lanes), 1, -1) if total % f == 0), 1)
+    if vector > 1:
+        outer, inner = sch.split(fused, [None, vector])
+        sch.vectorize(inner)
+    else:
+        outer = fused
+    parallel_if_worth(sch, outer, total, cpu, PARALLEL_MIN_ELEMENTS)

@@ -1,0 +1,338 @@
+"""2-D convolution on CPUs: NHWC activations, weights packed in output-channel blocks.
+
+The kernel is the classic register-blocked direct convolution: an ``ow_block x oc_block`` tile
+of the output stays in SIMD registers while the reduction (kh, kw, ic) runs; every step
+broadcasts one input value and multiplies it with ``oc_block / lanes`` weight vectors read
+contiguously from the packed weight ``[OC / oc_block, KH, KW, IC / groups, oc_block]``. The
+output width and channels are rounded up to whole tiles in a private buffer, so every tile runs
+the same unpredicated code; only the write-back (where fused epilogues run) is clipped.
+
+Depthwise convolution vectorizes over channels instead: ``acc[ow, c] += x[.., c] * w[kh, kw, c]``.
+
+The computes are emitted at the Relax level (see ``layout.py``); the blocks keep the names below
+through fusion, which is how :func:`schedule` finds them in a fused kernel.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tvm import relax, te, tirx
+from tvm.s_tir import Schedule
+
+from . import common
+from .cpu import CpuInfo
+from .layout import Rewriter, dtype_of, static_shape
+
+CONV = "aotnn_conv2d"
+DEPTHWISE = "aotnn_dwconv2d"
+PAD = "aotnn_conv2d_pad"
+OUT = "aotnn_conv2d_out"
+
+
+@dataclass(frozen=True)
+class Conv2dPlan:
+    """Tile sizes of one convolution (depthwise: ``oc_block`` is the channel block)."""
+
+    oc_block: int
+    ow_block: int
+    oc_padded: int
+    ow_padded: int
+
+
+def _round_up(value: int, step: int) -> int:
+    return -(-value // step) * step
+
+
+def _best_ow_block(ow: int, oc_vectors: int, max_acc: int, max_block: int) -> int:
+    """The ow block with the most FMAs per load, discounted by the padded tail's waste."""
+    best, best_score = 1, -1.0
+    for block in range(1, min(ow, max_block) + 1):
+        if block * oc_vectors > max_acc:
+            break
+        intensity = block * oc_vectors / (block + oc_vectors)
+        score = intensity * ow / _round_up(ow, block)
+        if score > best_score + 1e-9:
+            best, best_score = block, score
+    return best
+
+
+def plan_conv2d(cpu: CpuInfo, oc: int, oc_per_group: int, ow: int, dtype: str) -> Conv2dPlan:
+    """Tiles for a (possibly grouped) convolution with ``oc`` output channels and output width ``ow``."""
+    lanes = cpu.lanes(dtype)
+    # accumulators + weight vectors + one broadcast must fit in the register file
+    # (blocks of 3 vectors would fit AVX2 too, but a 24-lane ``o % 24`` does not vectorize)
+    candidates = [2 * lanes, lanes]
+    if oc_per_group == oc:  # not grouped: pad channels up to a whole block if needed
+        oc_block = next((c for c in candidates if oc % c == 0), None)
+        if oc_block is None:
+            oc_block = lanes if oc > lanes else oc
+    else:  # grouped: blocks must not straddle groups
+        oc_block = next((c for c in candidates if oc_per_group % c == 0), None)
+        if oc_block is None:
+            oc_block = oc_per_group if oc_per_group <= 2 * lanes else next(
+                d for d in range(2 * lanes, 0, -1) if oc_per_group % d == 0)
+    oc_vectors = max(1, -(-oc_block // lanes))
+    max_acc = cpu.vector_registers - oc_vectors - 1 - (1 if cpu.vector_registers < 32 else 4)
+    ow_block = _best_ow_block(ow, oc_vectors, max_acc, 16)
+    return Conv2dPlan(oc_block, ow_block, _round_up(oc, oc_block), _round_up(ow, ow_block))
+
+
+def plan_depthwise(cpu: CpuInfo, channels: int, ow: int, dtype: str, taps: int = 9) -> Conv2dPlan:
+    """Tiles for a depthwise convolution: channels are the vector axis.
+
+    One vector of channels per tile, so that a block's ``taps`` (kh x kw) weight vectors stay in
+    registers next to the ``ow_block`` accumulators while the tile slides along the row.
+    """
+    lanes = cpu.lanes(dtype)
+    c_block = next(c for c in (lanes, *range(lanes - 1, 0, -1)) if channels % c == 0)
+    free = cpu.vector_registers - 2 - (taps if taps < cpu.vector_registers // 2 else 0)
+    ow_block = _best_ow_block(ow, 1, max(2, min(8, free)), 8)
+    return Conv2dPlan(c_block, ow_block, _round_up(channels, c_block), _round_up(ow, ow_block))
+
+
+# ---------------------------------------------------------------- TE computes (emitted with call_te)
+
+def pack_weight(w: te.Tensor, oc_block: int, oc_padded: int) -> te.Tensor:
+    """OIHW weights -> ``[OCp / oc_block, KH, KW, I, oc_block]`` (zero rows pad OC up to OCp)."""
+    oc, ic, kh, kw = (int(d) for d in w.shape)
+    zero = tirx.const(0, w.dtype)
+
+    def element(o, h, k, i, b):
+        channel = o * oc_block + b
+        if oc_padded == oc:
+            return w[channel, i, h, k]
+        return tirx.if_then_else(channel < oc, w[tirx.min(channel, oc - 1), i, h, k], zero)
+
+    return te.compute((oc_padded // oc_block, kh, kw, ic, oc_block), element, name="aotnn_pack_conv_weight")
+
+
+def pack_depthwise_weight(w: te.Tensor) -> te.Tensor:
+    """Depthwise OIHW weights ``(C, 1, KH, KW)`` -> ``(KH, KW, C)``."""
+    c, _, kh, kw = (int(d) for d in w.shape)
+    return te.compute((kh, kw, c), lambda h, k, ch: w[ch, 0, h, k], name="aotnn_pack_dw_weight")
+
+
+def _nhwc_shape(x: te.Tensor, nchw: bool) -> tuple[int, int, int, int]:
+    n, a, b, c = (int(d) for d in x.shape)
+    return (n, b, c, a) if nchw else (n, a, b, c)
+
+
+def _padded_input(x: te.Tensor, padding, rows: int, cols: int, nchw: bool = False) -> te.Tensor:
+    """``x`` as NHWC with ``padding`` (top, left, bottom, right), cut or extended to rows x cols.
+
+    An NCHW ``x`` (a network's input) is transposed here, on the fly, instead of by a kernel of its own.
+    """
+    n, h, w, c = _nhwc_shape(x, nchw)
+    top, left = padding[0], padding[1]
+    if not nchw and top == 0 and left == 0 and rows <= h and cols <= w:
+        return x
+    zero = tirx.const(0, x.dtype)
+
+    def load(b, i, j, ch):
+        return x[b, ch, i, j] if nchw else x[b, i, j, ch]
+
+    def element(b, i, j, ch):
+        if top == 0 and left == 0 and rows <= h and cols <= w:
+            return load(b, i, j, ch)
+        inside = tirx.all(i >= top, i < h + top, j >= left, j < w + left)
+        return tirx.if_then_else(inside, load(b, tirx.max(tirx.min(i - top, h - 1), 0),
+                                              tirx.max(tirx.min(j - left, w - 1), 0), ch), zero)
+
+    return te.compute((n, rows, cols, c), element, name=PAD)
+
+
+def _out_size(size: int, kernel: int, stride: int, dilation: int, before: int, after: int) -> int:
+    return (size + before + after - (kernel - 1) * dilation - 1) // stride + 1
+
+
+def conv2d_nhwc(x: te.Tensor, wp: te.Tensor, *, strides, padding, dilation, groups: int, out_channels: int,
+                ow_block: int, ow_padded: int, nchw_input: bool = False) -> te.Tensor:
+    """NHWC convolution with packed weights (see :func:`pack_weight`); padding is (top, left, bottom, right).
+
+    With ``nchw_input`` the input is NCHW (the result is NHWC all the same)."""
+    n, h, w, ic = _nhwc_shape(x, nchw_input)
+    oc_blocks, kh, kw, ic_per_group, oc_block = (int(d) for d in wp.shape)
+    sh, sw = strides
+    dh, dw = dilation
+    oh = _out_size(h, kh, sh, dh, padding[0], padding[2])
+    ow = _out_size(w, kw, sw, dw, padding[1], padding[3])
+    rows = (oh - 1) * sh + (kh - 1) * dh + 1
+    cols = (ow_padded - 1) * sw + (kw - 1) * dw + 1
+    data = _padded_input(x, padding, rows, cols, nchw_input)
+    rkh = te.reduce_axis((0, kh), "kh")
+    rkw = te.reduce_axis((0, kw), "kw")
+    ric = te.reduce_axis((0, ic_per_group), "ic")
+    oc_per_group = out_channels // groups
+
+    def channel(o):
+        return ric if groups == 1 else (o // oc_per_group) * ic_per_group + ric
+
+    acc = te.compute(
+        (n, oh, ow_padded, oc_blocks * oc_block),
+        lambda b, i, j, o: te.sum(
+            data[b, i * sh + rkh * dh, j * sw + rkw * dw, channel(o)] * wp[o // oc_block, rkh, rkw, ric, o % oc_block],
+            axis=[rkh, rkw, ric]),
+        name=CONV, attrs={"aotnn_tile_ow": ow_block, "aotnn_tile_oc": oc_block})
+    return te.compute((n, oh, ow, out_channels), lambda b, i, j, o: acc[b, i, j, o], name=OUT)
+
+
+def depthwise_nhwc(x: te.Tensor, wd: te.Tensor, *, strides, padding, dilation, c_block: int, ow_block: int,
+                   ow_padded: int) -> te.Tensor:
+    """NHWC depthwise convolution (channel multiplier ``C_out / C_in``) with ``(KH, KW, C_out)`` weights."""
+    n, h, w, ic = (int(d) for d in x.shape)
+    kh, kw, oc = (int(d) for d in wd.shape)
+    multiplier = oc // ic
+    sh, sw = strides
+    dh, dw = dilation
+    oh = _out_size(h, kh, sh, dh, padding[0], padding[2])
+    ow = _out_size(w, kw, sw, dw, padding[1], padding[3])
+    rows = (oh - 1) * sh + (kh - 1) * dh + 1
+    cols = (ow_padded - 1) * sw + (kw - 1) * dw + 1
+    data = _padded_input(x, padding, rows, cols)
+    rkh = te.reduce_axis((0, kh), "kh")
+    rkw = te.reduce_axis((0, kw), "kw")
+
+    def source(c):
+        return c if multiplier == 1 else c // multiplier
+
+    acc = te.compute(
+        (n, oh, ow_padded, oc),
+        lambda b, i, j, c: te.sum(data[b, i * sh + rkh * dh, j * sw + rkw * dw, source(c)] * wd[rkh, rkw, c],
+                                  axis=[rkh, rkw]),
+        name=DEPTHWISE, attrs={"aotnn_tile_ow": ow_block, "aotnn_tile_oc": c_block})
+    return te.compute((n, oh, ow, oc), lambda b, i, j, c: acc[b, i, j, c], name=OUT)
+
+
+# ---------------------------------------------------------------- the Relax rewrite
+
+def rewrite_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
+    """``relax.nn.conv2d`` (NCHW, OIHW, float32) -> an NHWC kernel over packed weights."""
+    if call.op.name != "relax.nn.conv2d":
+        return False
+    attrs = call.attrs
+    if (attrs.data_layout, attrs.kernel_layout, attrs.out_layout) != ("NCHW", "OIHW", "NCHW"):
+        return False
+    x, w = call.args
+    x_shape, w_shape, out_shape = static_shape(x), static_shape(w), static_shape(var)
+    if x_shape is None or w_shape is None or out_shape is None:
+        return False
+    if dtype_of(x) != "float32" or dtype_of(w) != "float32" or dtype_of(var) != "float32":
+        return False
+    _, ic, _, _ = x_shape
+    oc, ic_per_group, _, _ = w_shape
+    ow = out_shape[3]
+    groups = int(attrs.groups)
+    strides = tuple(int(v) for v in attrs.strides)
+    dilation = tuple(int(v) for v in attrs.dilation)
+    padding = tuple(int(v) for v in attrs.padding)
+    if len(padding) == 2:
+        padding = padding * 2
+    bb = rw.bb
+    # a tensor without an NHWC form yet (the network's input): the convolution transposes it itself
+    nchw_input = not rw.has_twin(x) and groups == 1
+    data = rw.nchw(x) if nchw_input else rw.nhwc(x)
+    weight = rw.nchw(w)
+    if groups > 1 and groups == ic and ic_per_group == 1:
+        plan = plan_depthwise(rw.cpu, oc, ow, "float32", taps=w_shape[2] * w_shape[3])
+        packed = rw.emit_once(("depthwise", w), lambda: bb.call_te(pack_depthwise_weight, weight,
+                                                                  primfunc_name_hint="aotnn_pack_dw_weight"))
+        out = bb.call_te(depthwise_nhwc, data, packed, strides=strides, padding=padding, dilation=dilation,
+                         c_block=plan.oc_block, ow_block=plan.ow_block, ow_padded=plan.ow_padded,
+                         primfunc_name_hint="aotnn_dwconv2d")
+    else:
+        plan = plan_conv2d(rw.cpu, oc, oc // groups, ow, "float32")
+        packed = rw.emit_once(("conv2d", w, plan.oc_block, plan.oc_padded), lambda: bb.call_te(
+            pack_weight, weight, plan.oc_block, plan.oc_padded, primfunc_name_hint="aotnn_pack_conv_weight"))
+        out = bb.call_te(conv2d_nhwc, data, packed, strides=strides, padding=padding, dilation=dilation,
+                         groups=groups, out_channels=oc, ow_block=plan.ow_block, ow_padded=plan.ow_padded,
+                         nchw_input=nchw_input, primfunc_name_hint="aotnn_conv2d")
+    rw.set_nhwc(var, bb.emit(out))
+    return True
+
+
+# ---------------------------------------------------------------- schedules
+
+def matches(sch: Schedule) -> bool:
+    return common.find_block(sch, CONV) is not None or common.find_block(sch, DEPTHWISE) is not None
+
+
+def schedule(sch: Schedule, cpu: CpuInfo) -> None:
+    """Schedule a fused kernel holding one convolution compute and its element-wise epilogue."""
+    depthwise = common.find_block(sch, DEPTHWISE) is not None
+    conv = common.find_block(sch, DEPTHWISE if depthwise else CONV)
+    out = common.find_block(sch, OUT)
+    pad = common.find_block(sch, PAD)
+    if out is None:
+        raise common.NotScheduled("convolution without its output stage")
+    common.inline_producers(sch, pad if pad is not None else conv)
+    common.inline_consumers(sch, out)
+
+    stmt = sch.get(conv)
+    work = common.block_work(sch, conv)
+    acc_buffer = stmt.writes[0].source
+    dtype = str(acc_buffer.dtype)
+    n, h = int(acc_buffer.shape[0]), int(acc_buffer.shape[1])
+    ow_block = _tile(stmt, "ow")
+    oc_block = _tile(stmt, "oc")
+    weight = [r.source for r in stmt.reads if len(r.source.shape) == (3 if depthwise else 5)]
+    weight_bytes = _bytes(weight[0]) if weight else 0
+
+    loops = sch.get_loops(conv)
+    (b, i, j, o), reduction = loops[:4], loops[4:]
+    o_outer, o_inner = sch.split(o, [None, oc_block])
+    j_outer, j_inner = sch.split(j, [None, ow_block])
+    # Three ways to cut the work into tasks:
+    # - no padded copy to make (depthwise pads in place; 1x1 convolutions need none): (row,
+    #   channel block) pairs, small tasks that balance well over the cores;
+    # - many rows and weights that fit in L2 (each row re-reads them): one row per task, its padded
+    #   input strip built inside the task;
+    # - otherwise (deep layers: few rows, big weights): (channel block, row) pairs, so that a thread
+    #   keeps one weight block hot, over an input padded once.
+    strip_free = pad is None or depthwise
+    by_rows = not strip_free and (n * h >= 8 * cpu.cores and weight_bytes <= 256 * 1024
+                                  or n * h >= 32 * cpu.cores)
+    if strip_free:
+        sch.reorder(b, i, o_outer, j_outer, *reduction, j_inner, o_inner)
+        task = sch.fuse(b, i, o_outer)
+    elif by_rows:
+        sch.reorder(b, i, o_outer, j_outer, *reduction, j_inner, o_inner)
+        task = sch.fuse(b, i)
+    else:
+        sch.reorder(b, o_outer, i, j_outer, *reduction, j_inner, o_inner)
+        task = sch.fuse(b, o_outer, i)
+    sch.set_scope(conv, 0, "local")
+    sch.reverse_compute_at(out, j_outer, preserve_unit_loops=True)
+    if pad is not None and depthwise:
+        # a vector load per tap: checking the border in place is cheaper than copying the rows
+        # (a regular convolution broadcasts one value per FMA group and prefers the padded copy)
+        sch.compute_inline(pad)
+    elif pad is not None:
+        if by_rows:
+            sch.compute_at(pad, task, preserve_unit_loops=True)
+            common.vectorize_inner(sch, pad, sch.get_loops(pad)[-1], cpu.lanes(dtype) * 4)
+        else:
+            common.schedule_injective_block(sch, pad, cpu)
+    if depthwise:  # all taps unrolled: their weights are loop-invariant registers across the row
+        for loop in reduction:
+            if (common.extent(sch, loop) or 99) <= 7:
+                sch.unroll(loop)
+    sch.unroll(j_inner)
+    sch.vectorize(o_inner)
+    common.vectorize_inner(sch, out, sch.get_loops(out)[-1], cpu.lanes(dtype) * 4)
+    common.parallel_if_worth(sch, task, work, cpu)
+    # last: vectorize/parallel need the reduction block whole
+    sch.decompose_reduction(conv, reduction[0])
+
+
+def _tile(stmt, which: str) -> int:
+    value = stmt.annotations.get("aotnn_tile_" + which) if stmt.annotations else None
+    if value is None:
+        raise common.NotScheduled(f"{stmt.name_hint}: no tile annotation {which!r}")
+    return int(value)
+
+
+def _bytes(buffer) -> int:
+    size = buffer.dtype.bits // 8
+    for d in buffer.shape:
+        size *= int(d)
+    return size

@@ -1,0 +1,296 @@
+"""Relax rewrite before legalization: channels-last convolution networks and packed weights.
+
+Convolutions become NHWC kernels over packed weights (``conv2d.rewrite``), dense layers
+GEMMs over packed weights (``dense.rewrite``). The NHWC form of a tensor (its *twin*) flows
+through element-wise ops, pooling and channel-preserving reductions, so that a network pays
+for the layout change once at its input and once where an op needs NCHW again. Weight packing
+reads parameters only, so the build runs it once per parameter change, not per call.
+
+The rewrite is all-or-nothing: anything unexpected leaves the module as it was.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import tvm
+from tvm import relax
+
+from .cpu import CpuInfo
+
+_LOG = logging.getLogger(__name__)
+
+NHWC_FROM_NCHW = (0, 2, 3, 1)
+NCHW_FROM_NHWC = (0, 3, 1, 2)
+NCHW_TO_NHWC_AXIS = {0: 0, 1: 3, 2: 1, 3: 2}
+
+UNARY = {
+    "relax.nn.relu", "relax.nn.silu", "relax.nn.gelu", "relax.nn.gelu_tanh", "relax.nn.leakyrelu",
+    "relax.nn.softplus", "relax.sigmoid", "relax.tanh", "relax.exp", "relax.log", "relax.sqrt",
+    "relax.rsqrt", "relax.abs", "relax.negative", "relax.square", "relax.erf", "relax.astype",
+    "relax.clip", "relax.floor", "relax.ceil", "relax.round", "relax.sign", "relax.sin", "relax.cos",
+}
+BINARY = {
+    "relax.add", "relax.subtract", "relax.multiply", "relax.divide", "relax.maximum", "relax.minimum",
+    "relax.power", "relax.floor_divide",
+}
+POOL2D = {"relax.nn.max_pool2d", "relax.nn.avg_pool2d"}
+REDUCE = {"relax.mean", "relax.sum", "relax.max", "relax.min"}
+
+
+TEMP_NAME = "__aotnn_channels_last_main"
+
+
+class Unsupported(Exception):
+    """The function holds something the rewrite does not handle: keep the original."""
+
+
+def static_shape(expr: relax.Expr) -> tuple[int, ...] | None:
+    sinfo = expr.ty
+    if not isinstance(sinfo, relax.TensorType) or sinfo.shape is None:
+        return None
+    try:
+        return tuple(int(d) for d in sinfo.shape.values)
+    except (TypeError, AttributeError):
+        return None
+
+
+def dtype_of(expr: relax.Expr) -> str:
+    return str(expr.ty.dtype)
+
+
+class Rewriter:
+    """Rebuilds ``main`` binding by binding; op-class rules (``rules``) may emit replacements.
+
+    A rule is ``rule(rewriter, var, call) -> bool``: it emits what replaces ``var = call`` (calling
+    :meth:`set_nchw` or :meth:`set_nhwc`) and returns True, or returns False to leave it alone.
+    """
+
+    def __init__(self, mod: tvm.IRModule, cpu: CpuInfo, rules: list[Callable]):
+        self.bb = relax.BlockBuilder(mod)
+        self.cpu = cpu
+        self.rules = rules
+        self.bound: dict[relax.Var, relax.Expr] = {}   # old var -> its old value
+        self._nchw: dict[relax.Var, relax.Expr] = {}   # old var -> new expr, original layout
+        self._nhwc: dict[relax.Var, relax.Expr] = {}   # old var -> new var, channels-last twin
+        self.changed = False
+        self.memo: dict = {}                           # rule-specific: e.g. one packed copy per weight
+
+    # -- values in either layout
+    def has_twin(self, old) -> bool:
+        return isinstance(old, relax.Var) and old in self._nhwc
+
+    def nchw(self, old: relax.Expr) -> relax.Expr:
+        """The new expression of ``old`` in its original layout (materialized from the twin if needed)."""
+        if isinstance(old, relax.Var):
+            if old in self._nchw:
+                return self._nchw[old]
+            if old in self._nhwc:
+                twin = self._nhwc[old]
+                n, c, h, w = static_shape(old)
+                if h * w == 1 or c == 1:  # same element order: a reshape, not a transpose
+                    value = self.bb.emit(relax.op.reshape(twin, (n, c, h, w)))
+                else:
+                    value = self.bb.emit(relax.op.permute_dims(twin, NCHW_FROM_NHWC))
+                self._nchw[old] = value
+                return value
+            return old  # a function parameter
+        return self.substitute(old)
+
+    def nhwc(self, old: relax.Expr) -> relax.Expr:
+        """The channels-last form of a 4-D ``old`` (transposed now if it has no twin)."""
+        if self.has_twin(old):
+            return self._nhwc[old]
+        value = self.bb.emit(relax.op.permute_dims(self.nchw(old), NHWC_FROM_NCHW))
+        if isinstance(old, relax.Var):
+            self._nhwc[old] = value
+        return value
+
+    def emit_once(self, key, make: Callable[[], relax.Expr]) -> relax.Var:
+        """Emit ``make()`` the first time ``key`` is seen; later calls return that variable."""
+        if key not in self.memo:
+            self.memo[key] = self.bb.emit(make())
+        return self.memo[key]
+
+    def set_nchw(self, old: relax.Var, new: relax.Expr) -> None:
+        self._nchw[old] = new
+        self.changed = True
+
+    def set_nhwc(self, old: relax.Var, new: relax.Expr) -> None:
+        self._nhwc[old] = new
+        self.changed = True
+
+    def substitute(self, expr: relax.Expr) -> relax.Expr:
+        """``expr`` with every variable replaced by its new original-layout value."""
+        if isinstance(expr, relax.Var):
+            return self.nchw(expr)
+        if isinstance(expr, relax.Call):
+            return relax.Call(expr.op, [self.substitute(a) for a in expr.args], expr.attrs, expr.ty_args)
+        if isinstance(expr, relax.Tuple):
+            return relax.Tuple([self.substitute(f) for f in expr.fields])
+        if isinstance(expr, relax.TupleGetItem):
+            return relax.TupleGetItem(self.substitute(expr.tuple_value), expr.index)
+        if isinstance(expr, (relax.Function, relax.SeqExpr, relax.If)):
+            raise Unsupported(f"expression {type(expr).__name__}")
+        return expr  # constants, shapes, prim values, global vars: nothing to substitute
+
+    # -- the function
+    def run(self, func: relax.Function) -> relax.Function:
+        self.func = func
+        body = func.body
+        if not isinstance(body, relax.SeqExpr):
+            raise Unsupported("function body is not a sequence of blocks")
+        bb = self.bb
+        attrs = {k: v for k, v in func.attrs.items() if k != "global_symbol"} if func.attrs else {}
+        with bb.function(TEMP_NAME, params=list(func.params), attrs=attrs, pure=func.is_pure, private=True):
+            for block in body.blocks:
+                if isinstance(block, relax.DataflowBlock):
+                    with bb.dataflow():
+                        outputs = self._block(block)
+                        for old in outputs:
+                            self._nchw[old] = bb.emit_output(self.nchw(old))
+                else:
+                    self._block(block)
+            bb.emit_func_output(self.substitute(body.body))
+        return bb.get()[TEMP_NAME]
+
+    def _block(self, block) -> list[relax.Var]:
+        outputs = []
+        for binding in block.bindings:
+            if not isinstance(binding, relax.VarBinding):
+                raise Unsupported(f"binding {type(binding).__name__}")
+            var, value = binding.var, binding.value
+            self.bound[var] = value
+            if isinstance(value, relax.Var) and isinstance(var, relax.DataflowVar):  # an alias
+                if value in self._nhwc:
+                    self._nhwc[var] = self._nhwc[value]
+                if value in self._nchw or value not in self._nhwc:
+                    self._nchw[var] = self.nchw(value)
+                continue
+            if isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op):
+                if any(rule(self, var, value) for rule in self.rules):
+                    if not isinstance(var, relax.DataflowVar) and isinstance(block, relax.DataflowBlock):
+                        outputs.append(var)
+                    elif not isinstance(var, relax.DataflowVar):
+                        self.nchw(var)
+                    continue
+            new = self.substitute(value)
+            if isinstance(block, relax.DataflowBlock) and not isinstance(var, relax.DataflowVar):
+                self._nchw[var] = self.bb.emit_output(new, name_hint=var.name)
+            else:
+                self._nchw[var] = self.bb.emit(new, name_hint=var.name)
+        return outputs
+
+
+# ---------------------------------------------------------------- rules that carry the twin along
+
+def _broadcast_nhwc(rw: Rewriter, old: relax.Expr) -> relax.Expr | None:
+    """The NHWC form of a binary op's operand that broadcasts against a 4-D NCHW tensor."""
+    if rw.has_twin(old):
+        return rw.nhwc(old)
+    shape = static_shape(old)
+    if shape is None or len(shape) > 4:
+        return None
+    value = rw.nchw(old)
+    if len(shape) == 0:
+        return value
+    if len(shape) < 4:
+        shape = (1,) * (4 - len(shape)) + shape
+        value = relax.op.reshape(value, shape)
+    if shape[1] == 1 and shape[2] * shape[3] == 1:
+        return rw.bb.emit(value) if not isinstance(value, relax.Var) else value
+    return rw.bb.emit(relax.op.permute_dims(value, NHWC_FROM_NCHW))
+
+
+def elementwise_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
+    name = call.op.name
+    if name in UNARY:
+        x = call.args[0]
+        if not rw.has_twin(x) or any(isinstance(a.ty, relax.TensorType) for a in call.args[1:]):
+            return False
+        rest = [rw.substitute(a) for a in call.args[1:]]
+        rw.set_nhwc(var, rw.bb.emit(relax.Call(call.op, [rw.nhwc(x), *rest], call.attrs, call.ty_args)))
+        return True
+    if name in BINARY:
+        a, b = call.args
+        out = static_shape(var)
+        if out is None or len(out) != 4 or not (rw.has_twin(a) or rw.has_twin(b)):
+            return False
+        for operand in (a, b):
+            shape = static_shape(operand)
+            if shape is None or len(shape) > 4:
+                return False
+        new_a, new_b = _broadcast_nhwc(rw, a), _broadcast_nhwc(rw, b)
+        if new_a is None or new_b is None:
+            return False
+        rw.set_nhwc(var, rw.bb.emit(relax.Call(call.op, [new_a, new_b], call.attrs, call.ty_args)))
+        return True
+    return False
+
+
+def pool_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
+    name = call.op.name
+    x = call.args[0]
+    if not rw.has_twin(x):
+        return False
+    attrs = call.attrs
+    if name in POOL2D:
+        if attrs.layout != "NCHW" or attrs.out_layout != "NCHW":
+            return False
+        make = relax.op.nn.max_pool2d if name == "relax.nn.max_pool2d" else relax.op.nn.avg_pool2d
+        new = make(rw.nhwc(x), pool_size=[int(v) for v in attrs.pool_size], strides=[int(v) for v in attrs.strides],
+                   padding=[int(v) for v in attrs.padding], dilation=[int(v) for v in attrs.dilation],
+                   ceil_mode=bool(attrs.ceil_mode), count_include_pad=bool(attrs.count_include_pad),
+                   layout="NHWC", out_layout="NHWC")
+        rw.set_nhwc(var, rw.bb.emit(new))
+        return True
+    if name == "relax.nn.adaptive_avg_pool2d":
+        if attrs.layout != "NCHW" or attrs.out_layout != "NCHW":
+            return False
+        size = None if attrs.output_size is None else [int(v) for v in attrs.output_size]
+        rw.set_nhwc(var, rw.bb.emit(relax.op.nn.adaptive_avg_pool2d(rw.nhwc(x), size, layout="NHWC",
+                                                                     out_layout="NHWC")))
+        return True
+    if name in REDUCE:
+        axes = list(range(4)) if attrs.axis is None else [int(a) % 4 for a in attrs.axis]
+        make = getattr(relax.op, name.split(".")[-1])
+        mapped = sorted(NCHW_TO_NHWC_AXIS[a] for a in axes)
+        new = rw.bb.emit(make(rw.nhwc(x), axis=mapped, keepdims=bool(attrs.keepdims)))
+        if attrs.keepdims:
+            rw.set_nhwc(var, new)
+            return True
+        kept = [a for a in range(4) if a not in axes]
+        if [NCHW_TO_NHWC_AXIS[a] for a in kept] == sorted(NCHW_TO_NHWC_AXIS[a] for a in kept):
+            rw.set_nchw(var, new)  # what is left is in the original order
+            return True
+        rw.set_nchw(var, rw.bb.emit(relax.op.permute_dims(new, _order(kept))))
+        return True
+    return False
+
+
+def _order(kept: list[int]) -> list[int]:
+    """Axes permutation taking the kept axes from NHWC order back to their original order."""
+    nhwc_positions = sorted(NCHW_TO_NHWC_AXIS[a] for a in kept)
+    return [nhwc_positions.index(NCHW_TO_NHWC_AXIS[a]) for a in kept]
+
+
+def rewrite(mod: tvm.IRModule, cpu: CpuInfo, rules: list[Callable]) -> tvm.IRModule:
+    """Apply ``rules`` (then the twin-propagating rules) to ``mod['main']``; the original on any surprise."""
+    if "main" not in [g.name_hint for g in mod.get_global_vars()]:
+        return mod
+    rewriter = Rewriter(mod, cpu, [*rules, elementwise_rule, pool_rule])
+    try:
+        new_main = rewriter.run(mod["main"])
+    except Unsupported:
+        return mod
+    except Exception:  # noqa: BLE001 - a rule's bug must not break the build: compile unrewritten
+        _LOG.warning("default-schedule rewrite failed; compiling without it", exc_info=True)
+        return mod
+    if not rewriter.changed:
+        return mod
+    result = tvm.IRModule({gv: f for gv, f in rewriter.bb.get().functions.items() if gv.name_hint != TEMP_NAME},
+                          attrs=mod.attrs)
+    if mod["main"].attrs and "global_symbol" in mod["main"].attrs:
+        new_main = new_main.with_attr("global_symbol", mod["main"].attrs["global_symbol"])
+    result["main"] = new_main
+    return relax.transform.DeadCodeElimination(["main"])(result)

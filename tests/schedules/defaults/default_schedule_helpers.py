@@ -1,0 +1,47 @@
+"""Helpers for the default-schedule tests: which rule scheduled each kernel, and output checks.
+
+(Imported by the test modules next to it; pytest puts this directory on sys.path.)
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from aotnn.jit.compiled import capture_function
+from schedules import pipeline, target as targets
+from schedules.build import _kernel_module
+import schedules.defaults as defaults
+
+
+def rules_used(fn, specs) -> dict[str, str | None]:
+    """{kernel name: the default rule that scheduled it (None: left as legalized)} for ``fn``."""
+    mod, _, _, _ = capture_function(fn, specs)
+    target = targets.to_tvm(targets.resolve(None))
+    kernels = _kernel_module(pipeline.lower_to_kernels(mod, target))
+    cpu = defaults.cpu_info(target)
+    return {gv.name_hint: defaults.schedule_with_rule(func, cpu, target)[1] for gv, func in kernels.functions.items()}
+
+
+def assert_close(actual, expected, tol: float = 1e-4) -> None:
+    """Largest difference within ``tol`` of the largest magnitude of ``expected``."""
+    actual = actual.asnumpy() if hasattr(actual, "asnumpy") else np.asarray(actual)
+    expected = expected.detach().numpy() if isinstance(expected, torch.Tensor) else np.asarray(expected)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    scale = max(float(np.abs(expected).max()), 1e-6)
+    err = float(np.abs(actual.astype(np.float64) - expected).max())
+    assert err <= tol * scale, f"max error {err:.3g} > {tol} x {scale:.3g}"
+
+
+def randomize(cell, seed: int = 0, scale: float = 0.5):
+    """Random values for every parameter (positive for variances)."""
+    rng = np.random.default_rng(seed)
+    for name, param in cell.parameters_and_names():
+        value = rng.standard_normal(param.shape) * scale
+        if "variance" in name:
+            value = np.abs(value) + 0.5
+        param.set_data(value.astype(param.asnumpy().dtype))
+    return cell
+
+
+def t(array) -> torch.Tensor:
+    return torch.from_numpy(np.ascontiguousarray(array))

@@ -1,0 +1,126 @@
+"""Convolutions under the default CPU schedules (NHWC, packed weights) against PyTorch."""
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from aotnn import Tensor, nn, ops
+from default_schedule_helpers import assert_close, randomize, rules_used, t
+from schedules.defaults.conv2d import plan_conv2d, plan_depthwise
+from schedules.defaults.cpu import CpuInfo
+
+AVX2 = CpuInfo(256, 16, 2)
+AVX512 = CpuInfo(512, 32, 2)
+NEON = CpuInfo(128, 32, 1)
+
+# (batch, in, out, height, width, kernel, stride, padding, dilation, groups)
+CASES = {
+    "3x3_odd_channels_and_width": (1, 5, 10, 9, 11, 3, 1, 1, 1, 1),
+    "5x5_stride2_batch2": (2, 8, 24, 13, 13, 5, 2, 2, 1, 1),
+    "1x1": (1, 16, 32, 10, 10, 1, 1, 0, 1, 1),
+    "dilated": (1, 6, 12, 12, 12, 3, 1, 2, 2, 1),
+    "grouped": (1, 8, 24, 11, 11, 3, 1, 1, 1, 2),
+    "depthwise_stride2_odd_channels": (1, 20, 20, 15, 15, 3, 2, 1, 1, 20),
+    "depthwise_multiplier2": (1, 8, 16, 9, 9, 3, 1, 1, 1, 8),
+    "rows_in_parallel": (1, 64, 64, 14, 14, 3, 1, 1, 1, 1),
+    "deep_layer_channel_blocks": (1, 96, 160, 7, 7, 3, 1, 1, 1, 1),
+    "7x7_stride2_three_inputs": (1, 3, 16, 20, 20, 7, 2, 3, 1, 1),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
+def test_conv2d_matches_torch(case):
+    n, cin, cout, h, w, k, stride, pad, dilation, groups = CASES[case]
+    rng = np.random.default_rng(len(case))
+    x = rng.standard_normal((n, cin, h, w)).astype(np.float32)
+    weight = (rng.standard_normal((cout, cin // groups, k, k)) / np.sqrt(k * k * cin / groups)).astype(np.float32)
+    bias = rng.standard_normal(cout).astype(np.float32)
+    net = nn.Conv2d(cin, cout, k, stride, pad_mode="pad", padding=pad, dilation=dilation, group=groups,
+                    has_bias=True, weight_init=Tensor(weight), bias_init=Tensor(bias))
+    want = F.conv2d(t(x), t(weight), t(bias), stride, pad, dilation, groups)
+    assert_close(net(Tensor(x)), want)
+    rules = rules_used(lambda v: net(v), [("x", x.shape, "float32")])
+    conv_kernels = [name for name in rules if "conv2d" in name and "pack" not in name]
+    assert conv_kernels and all(rules[name] == "conv2d" for name in conv_kernels), rules
+
+
+class ConvBnAct(nn.Cell):
+    """conv -> batch norm -> activation (+ the input): the epilogue fuses into the convolution."""
+
+    def __init__(self, channels, activation):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, channels, 3, pad_mode="pad", padding=1)
+        self.bn = nn.BatchNorm2d(channels)
+        self.activation = activation
+
+    def construct(self, x):
+        return self.activation(self.bn(self.conv(x))) + x
+
+
+@pytest.mark.parametrize("activation", ["relu6", "leaky_relu", "hswish"])
+def test_fused_epilogues(activation):
+    act = {"relu6": nn.ReLU6(), "leaky_relu": nn.LeakyReLU(0.1), "hswish": nn.HSwish()}[activation]
+    ref = {"relu6": F.relu6, "leaky_relu": lambda v: F.leaky_relu(v, 0.1), "hswish": F.hardswish}[activation]
+    net = randomize(ConvBnAct(12, act), seed=3)
+    net.set_train(False)
+    x = np.random.default_rng(4).standard_normal((1, 12, 10, 10)).astype(np.float32)
+    p = {name: t(param.asnumpy()) for name, param in net.parameters_and_names()}
+    y = F.conv2d(t(x), p["conv.weight"], None, 1, 1)
+    y = F.batch_norm(y, p["bn.moving_mean"], p["bn.moving_variance"], p["bn.gamma"], p["bn.beta"], False, 0.0, 1e-5)
+    assert_close(net(Tensor(x)), ref(y) + t(x))
+    rules = rules_used(lambda v: net(v), [("x", x.shape, "float32")])
+    fused = [name for name in rules if "conv2d" in name and "pack" not in name]
+    assert len(fused) == 1 and rules[fused[0]] == "conv2d", rules
+
+
+class ConvThenNCHW(nn.Cell):
+    """Ops that need NCHW after a convolution: a flatten, a transpose, a channel concat."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 8, 3, pad_mode="same", has_bias=True)
+
+    def construct(self, x):
+        y = ops.relu(self.conv(x))
+        flat = ops.reshape(y, (y.shape[0], -1))
+        swapped = ops.transpose(y, (0, 2, 3, 1))
+        joined = ops.concat((y, x), axis=1)
+        return flat, swapped, joined, y
+
+
+def test_layout_returns_to_nchw_where_needed():
+    net = randomize(ConvThenNCHW(), seed=5)
+    x = np.random.default_rng(6).standard_normal((2, 4, 7, 9)).astype(np.float32)
+    p = {name: t(param.asnumpy()) for name, param in net.parameters_and_names()}
+    y = F.relu(F.conv2d(t(x), p["conv.weight"], p["conv.bias"], 1, 1))
+    flat, swapped, joined, plain = net(Tensor(x))
+    assert_close(flat, y.reshape(2, -1))
+    assert_close(swapped, y.permute(0, 2, 3, 1))
+    assert_close(joined, torch.cat([y, t(x)], 1))
+    assert_close(plain, y)
+
+
+def test_float64_convolution_keeps_the_generic_kernel():
+    x = np.random.default_rng(7).standard_normal((1, 3, 6, 6))
+    weight = np.random.default_rng(8).standard_normal((4, 3, 3, 3))
+    out = ops.conv2d(Tensor(x), Tensor(weight), pad_mode="pad", padding=1)
+    assert_close(out, F.conv2d(t(x), t(weight), None, 1, 1), tol=1e-10)
+
+
+@pytest.mark.parametrize("cpu", [AVX2, AVX512, NEON], ids=["avx2", "avx512", "neon"])
+@pytest.mark.parametrize("oc,ow", [(64, 56), (24, 28), (10, 7), (1000, 1), (3, 112), (512, 7)])
+def test_conv_tiles_fit_the_registers(cpu, oc, ow):
+    plan = plan_conv2d(cpu, oc, oc, ow, "float32")
+    lanes = cpu.lanes("float32")
+    vectors = -(-plan.oc_block // lanes)
+    assert plan.ow_block * vectors + vectors + 1 <= cpu.vector_registers
+    assert plan.oc_padded % plan.oc_block == 0 and plan.oc_padded >= oc
+    assert plan.ow_padded % plan.ow_block == 0 and ow <= plan.ow_padded < ow + plan.ow_block
+    if oc % lanes == 0:
+        assert plan.oc_block % lanes == 0 and plan.oc_padded == oc
+
+
+def test_depthwise_tiles_divide_the_channels():
+    for channels in (32, 96, 20, 7, 144):
+        plan = plan_depthwise(AVX2, channels, 14, "float32")
+        assert channels % plan.oc_block == 0

@@ -1,0 +1,73 @@
+"""How the default schedules pick targets and rules, and that a failing rule costs speed, not correctness."""
+import numpy as np
+import pytest
+import torch.nn.functional as F
+import tvm
+from tvm import te
+
+import schedules.defaults as defaults
+from aotnn import Tensor, nn
+from default_schedule_helpers import assert_close, t
+from schedules.defaults import cpu_info
+
+
+@pytest.mark.parametrize("target,lanes,registers", [
+    ({"kind": "llvm", "mcpu": "skylake-avx512", "num-cores": 4}, 16, 32),
+    ({"kind": "llvm", "mcpu": "znver3", "num-cores": 2}, 8, 16),
+    ({"kind": "llvm", "mtriple": "aarch64-linux-gnu", "mattr": ["+neon"]}, 4, 32),
+    ({"kind": "llvm", "mcpu": "x86-64"}, 4, 16),
+])
+def test_cpu_info_from_target(target, lanes, registers):
+    cpu = cpu_info(tvm.target.Target(target))
+    assert cpu.lanes("float32") == lanes and cpu.vector_registers == registers
+    assert cpu.cores == target.get("num-cores", 1)
+
+
+def test_gpu_targets_are_left_alone():
+    assert cpu_info(tvm.target.Target({"kind": "cuda", "arch": "sm_80"})) is None
+
+
+def _elementwise_func():
+    a = te.placeholder((64, 64), name="a")
+    b = te.compute((64, 64), lambda i, j: a[i, j] * 2.0, name="b")
+    return te.create_prim_func([a, b])
+
+
+def test_elementwise_is_vectorized():
+    target = tvm.target.Target({"kind": "llvm", "mcpu": "znver3", "num-cores": 2})
+    func, rule = defaults.schedule_with_rule(_elementwise_func(), cpu_info(target), target)
+    assert rule == "elementwise" and "T.vectorized" in func.script()
+
+
+class _BrokenRule:
+    __name__ = "broken"
+
+    @staticmethod
+    def matches(sch):
+        return True
+
+    @staticmethod
+    def schedule(sch, cpu):
+        raise RuntimeError("this rule always fails")
+
+
+def test_failing_rule_leaves_the_kernel_as_it_was(monkeypatch):
+    monkeypatch.setattr(defaults, "SCHEDULE_RULES", (_BrokenRule,))
+    func = _elementwise_func()
+    target = tvm.target.Target({"kind": "llvm", "mcpu": "znver3"})
+    scheduled, rule = defaults.schedule_with_rule(func, cpu_info(target), target)
+    assert rule is None and scheduled.same_as(func)
+
+
+def test_failing_relax_rule_compiles_the_graph_unrewritten(monkeypatch, tmp_path):
+    def broken(rw, var, call):
+        if call.op.name == "relax.nn.conv2d":
+            raise RuntimeError("this rewrite always fails")
+        return False
+
+    monkeypatch.setattr(defaults, "RELAX_RULES", (broken,))
+    monkeypatch.setenv("AOTNN_CACHE_DIR", str(tmp_path))  # no artifact built with the real rules
+    x = np.random.default_rng(0).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    weight = np.random.default_rng(1).standard_normal((4, 3, 3, 3)).astype(np.float32)
+    net = nn.Conv2d(3, 4, 3, pad_mode="valid", weight_init=Tensor(weight))
+    assert_close(net(Tensor(x)), F.conv2d(t(x), t(weight)))

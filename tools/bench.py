@@ -1,0 +1,278 @@
+"""Benchmark the model zoo on aotnn against onnxruntime and PyTorch, side by side in one process.
+
+Every model runs with the same weights on every engine: the aotnn model's parameters are copied
+into a PyTorch twin (tools/bench_twins.py); onnxruntime runs the twin exported with
+``torch.onnx.export``. Engines take turns call by call, so that a busy machine slows them alike,
+and the table shows medians and the ratios aotnn / peer. Outputs must agree within ``--tol``
+(largest difference over the largest magnitude of the reference).
+
+Usage:
+    python tools/bench.py [MODEL ...] [--repeat 30] [--threads N] [--vs onnxruntime,torch]
+    aotnn bench [MODEL ...] [same options]
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import warnings
+
+warnings.filterwarnings("ignore")
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+PEERS = ("onnxruntime", "torch")
+
+
+@dataclass
+class ZooEntry:
+    """One benchmark model: how to build it, its PyTorch twin and its inputs."""
+
+    make: Callable[[], Any]                                  # the aotnn Cell
+    twin: Callable[[], Any]                                  # the PyTorch module with the same names
+    inputs: list[tuple[str, tuple[int, ...], str]]           # (name, shape, dtype)
+    int_high: int = 2                                        # exclusive bound of integer inputs
+    outputs: Callable[[Any], list] = field(default=lambda out: [out])  # twin output -> list of tensors
+
+
+def _zoo() -> dict[str, ZooEntry]:
+    import bench_twins as twins
+    from aotnn import models
+
+    zoo = {
+        "lenet5": ZooEntry(models.lenet5, twins.LeNet5, [("x", (1, 1, 32, 32), "float32")]),
+        "resnet18": ZooEntry(models.resnet18, twins.ResNet18, [("x", (1, 3, 224, 224), "float32")]),
+        "mobilenetv2": ZooEntry(models.mobilenetv2, twins.MobileNetV2, [("x", (1, 3, 224, 224), "float32")]),
+    }
+    zoo["bert"] = ZooEntry(models.bert_encoder, twins.BertEncoder, [("input_ids", (1, 128), "int64")],
+                           int_high=30522)
+    zoo["lstm"] = ZooEntry(models.lstm_model, twins.LSTMModel, [("x", (32, 1, 256), "float32")])
+    return zoo
+
+
+def randomize(net, seed: int = 0) -> None:
+    """Give normalisation statistics and biases random values, so that every parameter matters."""
+    rng = np.random.default_rng(seed)
+    for name, param in net.parameters_and_names():
+        shape, dtype = param.shape, param.asnumpy().dtype
+        if name.endswith(("moving_variance", "variance")):
+            value = rng.uniform(0.5, 1.5, shape)
+        elif name.endswith(("gamma",)):
+            value = rng.uniform(0.5, 1.5, shape)
+        elif name.endswith(("beta", "moving_mean", "bias")) or name.endswith(("mean",)):
+            value = rng.normal(0.0, 0.1, shape)
+        else:
+            continue
+        param.set_data(value.astype(dtype))
+
+
+def make_inputs(entry: ZooEntry, seed: int = 1) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for _, shape, dtype in entry.inputs:
+        if np.dtype(dtype).kind in "iu":
+            arrays.append(rng.integers(0, entry.int_high, shape).astype(dtype))
+        else:
+            arrays.append(rng.standard_normal(shape).astype(dtype))
+    return arrays
+
+
+def scaled_error(actual: np.ndarray, expected: np.ndarray) -> float:
+    """max |actual - expected| / max |expected| (inf on a shape mismatch)."""
+    actual, expected = np.asarray(actual, np.float64), np.asarray(expected, np.float64)
+    if actual.shape != expected.shape:
+        return float("inf")
+    scale = max(float(np.abs(expected).max(initial=0.0)), 1e-30)
+    return float(np.abs(actual - expected).max(initial=0.0)) / scale
+
+
+class Runner:
+    """One engine's callable for one model, with its outputs as numpy arrays."""
+
+    def __init__(self, name: str, call: Callable[[], list[np.ndarray]]):
+        self.name = name
+        self.call = call
+        self.times: list[float] = []
+
+    def timed(self) -> None:
+        start = time.perf_counter()
+        self.call()
+        self.times.append(time.perf_counter() - start)
+
+    @property
+    def median_ms(self) -> float:
+        return float(np.median(self.times)) * 1e3
+
+
+def aotnn_runner(net, entry: ZooEntry, arrays: list[np.ndarray], threads: int, workdir: str,
+                 target: str | None) -> tuple[Runner, float]:
+    import aotnn
+    import aotnn_runtime
+
+    start = time.perf_counter()
+    path = aotnn.export(net, *[aotnn.Tensor(a) for a in arrays], file_name=os.path.join(workdir, "model"),
+                        file_format="AOT", target=target)
+    compile_s = time.perf_counter() - start
+    module = aotnn_runtime.load(path)
+    module.set_num_threads(threads)
+    return Runner("aotnn", lambda: module.run(*arrays)), compile_s
+
+
+def torch_runner(twin, arrays: list[np.ndarray], entry: ZooEntry) -> Runner:
+    import torch
+
+    tensors = [torch.from_numpy(a) for a in arrays]
+
+    def call():
+        with torch.inference_mode():
+            return [o.numpy() for o in entry.outputs(twin(*tensors))]
+
+    return Runner("torch", call)
+
+
+def onnxruntime_runner(twin, arrays: list[np.ndarray], entry: ZooEntry, threads: int) -> Runner:
+    import onnxruntime as ort
+    import torch
+
+    buffer = io.BytesIO()
+    names = [name for name, _, _ in entry.inputs]
+    with torch.no_grad():
+        torch.onnx.export(twin, tuple(torch.from_numpy(a) for a in arrays), buffer, input_names=names,
+                          opset_version=17, dynamo=False)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    session = ort.InferenceSession(buffer.getvalue(), options, providers=["CPUExecutionProvider"])
+    feed = dict(zip(names, arrays))
+    return Runner("onnxruntime", lambda: session.run(None, feed))
+
+
+def bench_model(name: str, entry: ZooEntry, *, repeat: int, warmup: int, threads: int, peers: Sequence[str],
+                target: str | None = None, pause: float = 0.05) -> dict[str, Any]:
+    """Compile, check and time one zoo model; returns its row of results."""
+    import torch
+
+    from bench_twins import copy_weights
+
+    torch.set_num_threads(threads)
+    net = entry.make()
+    net.set_train(False)
+    randomize(net)
+    arrays = make_inputs(entry)
+    twin = copy_weights(net, entry.twin())
+    with tempfile.TemporaryDirectory(prefix="aotnn-bench-") as workdir:
+        ours, compile_s = aotnn_runner(net, entry, arrays, threads, workdir, target)
+        runners = [ours]
+        if "torch" in peers:
+            runners.append(torch_runner(twin, arrays, entry))
+        if "onnxruntime" in peers:
+            runners.append(onnxruntime_runner(twin, arrays, entry, threads))
+        reference = torch_runner(twin, arrays, entry).call()
+        errors = {}
+        mine = ours.call()
+        for runner in runners[1:]:
+            theirs = runner.call()
+            errors[runner.name] = max(scaled_error(a, b) for a, b in zip(mine, theirs))
+        if "torch" not in peers:
+            errors["torch"] = max(scaled_error(a, b) for a, b in zip(mine, reference))
+        for runner in runners:
+            for _ in range(warmup):
+                runner.call()
+        # Engines take turns in blocks, so that background load hits every engine alike. A pause
+        # and an untimed call before each block let the previous engine's spinning worker threads
+        # (onnxruntime's and OpenMP's spin-wait) go to sleep instead of competing with this one.
+        block = max(1, min(5, repeat))
+        done = 0
+        while done < repeat:
+            count = min(block, repeat - done)
+            for runner in runners:
+                time.sleep(pause)
+                runner.call()
+                for _ in range(count):
+                    runner.timed()
+            done += count
+        row = {"model": name, "compile_s": compile_s, "errors": errors, "threads": threads,
+               "ms": {r.name: r.median_ms for r in runners}}
+    return row
+
+
+def host_description() -> str:
+    """The CPU model and ISA the numbers were taken on."""
+    model = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as stream:
+            model = next((line.split(":", 1)[1].strip() for line in stream if line.startswith("model name")), "")
+    except OSError:
+        pass
+    from schedules.target import host_mcpu
+    return f"{model or 'CPU'} ({host_mcpu()}, {os.cpu_count()} logical CPUs)"
+
+
+def format_table(rows: list[dict[str, Any]], peers: Sequence[str], tol: float) -> str:
+    heads = ["model", "aotnn ms"] + [f"{p} ms" for p in peers] + [f"aotnn/{p}" for p in peers] + \
+        ["max err", "compile s"]
+    lines = ["| " + " | ".join(heads) + " |", "|" + "|".join("---" for _ in heads) + "|"]
+    for row in rows:
+        ms = row["ms"]
+        err = max(row["errors"].values()) if row["errors"] else float("nan")
+        cells = [row["model"], f"{ms['aotnn']:.2f}"] + [f"{ms[p]:.2f}" for p in peers] + \
+            [f"{ms['aotnn'] / ms[p]:.2f}x" for p in peers] + \
+            [f"{err:.1e}" + ("" if err <= tol else " FAIL"), f"{row['compile_s']:.1f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="aotnn bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("models", nargs="*", help="zoo models (default: all)")
+    parser.add_argument("--repeat", type=int, default=30, help="timed calls per engine (default 30)")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed calls per engine first (default 3)")
+    parser.add_argument("--threads", type=int, default=0, help="threads for every engine (default: all cores)")
+    parser.add_argument("--vs", default="onnxruntime,torch", help="peers, comma-separated (default both)")
+    parser.add_argument("--tol", type=float, default=1e-4, help="largest scaled output difference (default 1e-4)")
+    parser.add_argument("--json", help="also write the results to this JSON file")
+    args = parser.parse_args(argv)
+
+    from schedules.target import host_cores
+
+    zoo = _zoo()
+    names = args.models or list(zoo)
+    unknown = [n for n in names if n not in zoo]
+    if unknown:
+        parser.error(f"unknown model(s) {unknown}; the zoo has {list(zoo)}")
+    peers = [p for p in args.vs.split(",") if p]
+    bad = [p for p in peers if p not in PEERS]
+    if bad:
+        parser.error(f"--vs: expected some of {PEERS}, got {bad}")
+    threads = args.threads or host_cores()
+    load_before = os.getloadavg()[0]
+    rows = []
+    for name in names:
+        print(f"{name}: compiling and timing ...", file=sys.stderr, flush=True)
+        rows.append(bench_model(name, zoo[name], repeat=args.repeat, warmup=args.warmup, threads=threads,
+                                peers=peers))
+    print(f"{host_description()}; {threads} thread(s) per engine; median of {args.repeat} calls per engine, "
+          f"engines taking turns; load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
+    print(format_table(rows, peers, args.tol))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as stream:
+            json.dump(rows, stream, indent=1)
+    failed = [r["model"] for r in rows if max(r["errors"].values(), default=0.0) > args.tol]
+    if failed:
+        print(f"outputs differ beyond {args.tol:g}: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
