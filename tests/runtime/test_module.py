@@ -142,3 +142,16 @@ def test_weight_only_steps_rerun_only_when_parameters_change():
     assert len(entry["prepare_steps"]) >= 1
     net.w.set_data(np.ones((4, 3), np.float32))
     np.testing.assert_allclose(net(Tensor(x)).asnumpy(), x @ np.full((3, 4), 2.0, np.float32), rtol=1e-6)
+
+
+def test_wrong_target_artifact_is_refused(lenet_artifact, tmp_path):
+    target = _copy(lenet_artifact[0], tmp_path)
+    manifest = json.loads((target / "manifest.json").read_text())
+    manifest["target"] = {"kind": "llvm", "mtriple": "aarch64-linux-gnu"}
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ArtifactError, match="kernels for aarch64-linux-gnu"):
+        aotnn_runtime.load(target)
+    manifest["library"] = None
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ArtifactError, match="C bundle"):
+        aotnn_runtime.load(target)
