@@ -2,8 +2,9 @@
 
 Every model runs with the same weights on every engine: the aotnn model's parameters are copied
 into a PyTorch twin (tools/bench_twins.py); onnxruntime runs the twin exported with
-``torch.onnx.export``. Engines take turns call by call, so that a busy machine slows them alike,
-and the table shows medians and the ratios aotnn / peer. Outputs must agree within ``--tol``
+``torch.onnx.export``. Engines take turns in short blocks of calls (after a pause that lets the
+previous engine's spinning threads sleep), so that a busy machine slows them alike; the table
+shows medians and the ratios aotnn / peer, and the header the machine's load average. Outputs must agree within ``--tol``
 (largest difference over the largest magnitude of the reference).
 
 Usage:
@@ -20,13 +21,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import warnings
 
-warnings.filterwarnings("ignore")
+import numpy as np
+
+warnings.filterwarnings("ignore")  # torch.onnx's export chatter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -41,7 +43,6 @@ class ZooEntry:
     twin: Callable[[], Any]                                  # the PyTorch module with the same names
     inputs: list[tuple[str, tuple[int, ...], str]]           # (name, shape, dtype)
     int_high: int = 2                                        # exclusive bound of integer inputs
-    outputs: Callable[[Any], list] = field(default=lambda out: [out])  # twin output -> list of tensors
 
 
 def _zoo() -> dict[str, ZooEntry]:
@@ -66,9 +67,9 @@ def randomize(net, seed: int = 0) -> None:
         shape, dtype = param.shape, param.asnumpy().dtype
         if name.endswith(("moving_variance", "variance")):
             value = rng.uniform(0.5, 1.5, shape)
-        elif name.endswith(("gamma",)):
+        elif name.endswith("gamma"):
             value = rng.uniform(0.5, 1.5, shape)
-        elif name.endswith(("beta", "moving_mean", "bias")) or name.endswith(("mean",)):
+        elif name.endswith(("beta", "mean", "bias")):
             value = rng.normal(0.0, 0.1, shape)
         else:
             continue
@@ -113,7 +114,7 @@ class Runner:
         return float(np.median(self.times)) * 1e3
 
 
-def aotnn_runner(net, entry: ZooEntry, arrays: list[np.ndarray], threads: int, workdir: str,
+def aotnn_runner(net, arrays: list[np.ndarray], threads: int, workdir: str,
                  target: str | None) -> tuple[Runner, float]:
     import aotnn
     import aotnn_runtime
@@ -127,14 +128,15 @@ def aotnn_runner(net, entry: ZooEntry, arrays: list[np.ndarray], threads: int, w
     return Runner("aotnn", lambda: module.run(*arrays)), compile_s
 
 
-def torch_runner(twin, arrays: list[np.ndarray], entry: ZooEntry) -> Runner:
+def torch_runner(twin, arrays: list[np.ndarray]) -> Runner:
     import torch
 
     tensors = [torch.from_numpy(a) for a in arrays]
 
     def call():
         with torch.inference_mode():
-            return [o.numpy() for o in entry.outputs(twin(*tensors))]
+            out = twin(*tensors)
+            return [o.numpy() for o in (out if isinstance(out, (tuple, list)) else [out])]
 
     return Runner("torch", call)
 
@@ -171,13 +173,13 @@ def bench_model(name: str, entry: ZooEntry, *, repeat: int, warmup: int, threads
     arrays = make_inputs(entry)
     twin = copy_weights(net, entry.twin())
     with tempfile.TemporaryDirectory(prefix="aotnn-bench-") as workdir:
-        ours, compile_s = aotnn_runner(net, entry, arrays, threads, workdir, target)
+        ours, compile_s = aotnn_runner(net, arrays, threads, workdir, target)
         runners = [ours]
         if "torch" in peers:
-            runners.append(torch_runner(twin, arrays, entry))
+            runners.append(torch_runner(twin, arrays))
         if "onnxruntime" in peers:
             runners.append(onnxruntime_runner(twin, arrays, entry, threads))
-        reference = torch_runner(twin, arrays, entry).call()
+        reference = torch_runner(twin, arrays).call()
         errors = {}
         mine = ours.call()
         for runner in runners[1:]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 import click
@@ -16,6 +17,7 @@ def _bench_tool():
         raise FileNotFoundError(f"aotnn bench runs {path}, which only a source checkout of aotnn has")
     spec = importlib.util.spec_from_file_location("aotnn_tools_bench", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while it loads
     spec.loader.exec_module(module)
     return module
 
