@@ -203,9 +203,14 @@ static int aotnn_parallel_barrier(int task_id, TVMParallelGroupEnv* penv) {
 
 #endif  /* AOTNN_NO_THREADS */
 
-__attribute__((constructor)) static void aotnn_install_backend(void) {
+/* Exported too: in a process that has libtvm_runtime loaded (the compiler's), TVM's library loader
+ * overwrites these hooks with its own thread pool (half the cores by default) after our constructor
+ * ran; calling this again after loading puts this file's pool back. */
+void aotnn_install_backend(void) {
   if (&__TVMBackendAllocWorkspace) __TVMBackendAllocWorkspace = aotnn_alloc_workspace;
   if (&__TVMBackendFreeWorkspace) __TVMBackendFreeWorkspace = aotnn_free_workspace;
   if (&__TVMBackendParallelLaunch) __TVMBackendParallelLaunch = aotnn_parallel_launch;
   if (&__TVMBackendParallelBarrier) __TVMBackendParallelBarrier = aotnn_parallel_barrier;
 }
+
+__attribute__((constructor)) static void aotnn_install_backend_on_load(void) { aotnn_install_backend(); }
