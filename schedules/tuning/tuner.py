@@ -445,9 +445,8 @@ class Tuner:
             choice = choose(entry, state.fingerprint)
             reports.append(TaskReport(state.task.name, state.task.key, state.task.weight, state.task.flops,
                                       choice.default_latency if choice.default_latency is not None else state.default_latency,
-                                      state.best_latency, state.trials, choice.record is not None))
-            if choice.record is not None:
-                reports[-1].tuned_latency = choice.tuned_latency
+                                      choice.tuned_latency if choice.tuned_latency is not None else state.best_latency,
+                                      state.trials, choice.record is not None))
         default = sum(r.weight * (r.default_latency or 0.0) for r in reports)
         latency = sum(r.weight * (r.latency or 0.0) for r in reports)
         curve = convergence(self.states, entries)
