@@ -221,8 +221,19 @@ class TruncatedNormal(Initializer):
         _assign(arr, _truncated_normal(self._rng(), arr.shape, self.sigma))
 
 
+class _XavierBase(Initializer):
+    def __init__(self, gain: float = 1):
+        super().__init__(gain=gain)
+        self.gain = gain
+
+    @staticmethod
+    def _fan_sum(shape) -> int:
+        fan_in, fan_out = _calculate_fan_in_and_fan_out(shape)
+        return fan_in + fan_out
+
+
 @_register("xavier_uniform")
-class XavierUniform(Initializer):
+class XavierUniform(_XavierBase):
     r"""
     Samples from :math:`{U}(-b, b)`, :math:`b = gain \sqrt{6 / (n_{in} + n_{out})}` (Glorot uniform).
     String names: 'xavieruniform', 'xavier_uniform'.
@@ -234,18 +245,13 @@ class XavierUniform(Initializer):
         ValueError: If the array has fewer than 2 dimensions (when called).
     """
 
-    def __init__(self, gain: float = 1):
-        super().__init__(gain=gain)
-        self.gain = gain
-
     def _initialize(self, arr):
-        fan_in, fan_out = _calculate_fan_in_and_fan_out(arr.shape)
-        bound = self.gain * math.sqrt(6.0 / (fan_in + fan_out))
+        bound = self.gain * math.sqrt(6.0 / self._fan_sum(arr.shape))
         _assign(arr, self._rng().uniform(-bound, bound, arr.shape))
 
 
 @_register("xavier_normal")
-class XavierNormal(Initializer):
+class XavierNormal(_XavierBase):
     r"""
     Samples from :math:`{N}(0, \sigma^2)`, :math:`\sigma = gain \sqrt{2 / (n_{in} + n_{out})}` (Glorot normal).
     String names: 'xaviernormal', 'xavier_normal'.
@@ -257,13 +263,8 @@ class XavierNormal(Initializer):
         ValueError: If the array has fewer than 2 dimensions (when called).
     """
 
-    def __init__(self, gain: float = 1):
-        super().__init__(gain=gain)
-        self.gain = gain
-
     def _initialize(self, arr):
-        fan_in, fan_out = _calculate_fan_in_and_fan_out(arr.shape)
-        std = self.gain * math.sqrt(2.0 / (fan_in + fan_out))
+        std = self.gain * math.sqrt(2.0 / self._fan_sum(arr.shape))
         _assign(arr, self._rng().normal(0.0, std, arr.shape))
 
 

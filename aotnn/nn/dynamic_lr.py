@@ -36,6 +36,15 @@ def check_float(value: Any, name: str, prim_name: str | None = None, minimum: fl
     return value
 
 
+def check_non_negative_float(value: Any, name: str, prim_name: str) -> float:
+    """A Python float >= 0, the lower end of a rate range (``min_lr``, ``end_learning_rate``, a warm-up's
+    ``learning_rate``), whose TypeError MindSpore words apart from :func:`check_float`'s."""
+    if isinstance(value, bool) or not isinstance(value, float):
+        raise TypeError(f"For '{prim_name}', the argument '{name}' must be type of float, "
+                        f"but got '{name}' type: {type(value)}.")
+    return check_float(value, name, prim_name, strict=False)
+
+
 def check_bool(value: Any, name: str, prim_name: str | None = None) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"{_where(prim_name)} type of '{name}' should be 'bool', but got type "
@@ -43,9 +52,13 @@ def check_bool(value: Any, name: str, prim_name: str | None = None) -> bool:
     return value
 
 
-def _check_decay_inputs(learning_rate, decay_rate, total_step, step_per_epoch, decay_epoch, is_stair, name):
+def _check_steps(total_step, step_per_epoch, name: str) -> None:
     check_positive_int(total_step, 'total_step', name)
     check_positive_int(step_per_epoch, 'step_per_epoch', name)
+
+
+def _check_decay_inputs(learning_rate, decay_rate, total_step, step_per_epoch, decay_epoch, is_stair, name):
+    _check_steps(total_step, step_per_epoch, name)
     check_positive_int(decay_epoch, 'decay_epoch', name)
     check_float(learning_rate, 'learning_rate', name)
     check_float(decay_rate, 'decay_rate', name)
@@ -214,13 +227,9 @@ def cosine_decay_lr(min_lr: float, max_lr: float, total_step: int, step_per_epoc
         [0.1, 0.1, 0.05500000000000001, 0.05500000000000001, 0.01, 0.01]
     """
     name = 'cosine_decay_lr'
-    if isinstance(min_lr, bool) or not isinstance(min_lr, float):
-        raise TypeError(f"For '{name}', the argument 'min_lr' must be type of float, "
-                        f"but got 'min_lr' type: {type(min_lr)}.")
-    check_float(min_lr, 'min_lr', name, strict=False)
+    check_non_negative_float(min_lr, 'min_lr', name)
     check_float(max_lr, 'max_lr', name)
-    check_positive_int(total_step, 'total_step', name)
-    check_positive_int(step_per_epoch, 'step_per_epoch', name)
+    _check_steps(total_step, step_per_epoch, name)
     check_positive_int(decay_epoch, 'decay_epoch', name)
     if min_lr >= max_lr:
         raise ValueError(f"For '{name}', the 'max_lr' should be greater than the 'min_lr', "
@@ -260,13 +269,9 @@ def polynomial_decay_lr(learning_rate: float, end_learning_rate: float, total_st
     """
     name = 'polynomial_decay_lr'
     check_float(learning_rate, 'learning_rate', name)
-    if isinstance(end_learning_rate, bool) or not isinstance(end_learning_rate, float):
-        raise TypeError(f"For '{name}', the argument 'end_learning_rate' must be type of float, "
-                        f"but got 'end_learning_rate' type: {type(end_learning_rate)}.")
-    check_float(end_learning_rate, 'end_learning_rate', name, strict=False)
+    check_non_negative_float(end_learning_rate, 'end_learning_rate', name)
     check_float(power, 'power', name)
-    check_positive_int(total_step, 'total_step', name)
-    check_positive_int(step_per_epoch, 'step_per_epoch', name)
+    _check_steps(total_step, step_per_epoch, name)
     check_positive_int(decay_epoch, 'decay_epoch', name)
     check_bool(update_decay_epoch, 'update_decay_epoch', name)
     delta = learning_rate - end_learning_rate
@@ -301,11 +306,7 @@ def warmup_lr(learning_rate: float, total_step: int, step_per_epoch: int, warmup
         [0.0, 0.0, 0.05, 0.05, 0.1, 0.1]
     """
     name = 'warmup_lr'
-    if isinstance(learning_rate, bool) or not isinstance(learning_rate, float):
-        raise TypeError(f"For '{name}', the argument 'learning_rate' must be type of float, "
-                        f"but got 'learning_rate' type: {type(learning_rate)}.")
-    check_float(learning_rate, 'learning_rate', name, strict=False)
+    check_non_negative_float(learning_rate, 'learning_rate', name)
     check_positive_int(warmup_epoch, 'warmup_epoch', name)
-    check_positive_int(total_step, 'total_step', name)
-    check_positive_int(step_per_epoch, 'step_per_epoch', name)
+    _check_steps(total_step, step_per_epoch, name)
     return [learning_rate * min(epoch, warmup_epoch) / warmup_epoch for epoch in _epochs(total_step, step_per_epoch)]

@@ -13,7 +13,7 @@ from .. import ops
 from ..common import dtype as mstype
 from ..common.tensor import Tensor
 from .cell import Cell
-from .dynamic_lr import check_bool, check_float, check_positive_int
+from .dynamic_lr import check_bool, check_float, check_non_negative_float, check_positive_int
 
 __all__ = ['LearningRateSchedule', 'ExponentialDecayLR', 'NaturalExpDecayLR', 'InverseDecayLR', 'CosineDecayLR',
            'PolynomialDecayLR', 'WarmUpLR']
@@ -169,10 +169,7 @@ class CosineDecayLR(LearningRateSchedule):
     def __init__(self, min_lr: float, max_lr: float, decay_steps: int):
         super().__init__()
         name = type(self).__name__
-        if isinstance(min_lr, bool) or not isinstance(min_lr, float):
-            raise TypeError(f"For '{name}', the argument 'min_lr' must be type of float, "
-                            f"but got 'min_lr' type: {type(min_lr)}.")
-        check_float(min_lr, 'min_lr', name, strict=False)
+        check_non_negative_float(min_lr, 'min_lr', name)
         check_float(max_lr, 'max_lr', name)
         check_positive_int(decay_steps, 'decay_steps', name)
         if min_lr >= max_lr:
@@ -221,10 +218,7 @@ class PolynomialDecayLR(LearningRateSchedule):
         super().__init__()
         name = type(self).__name__
         check_float(learning_rate, 'learning_rate', name)
-        if isinstance(end_learning_rate, bool) or not isinstance(end_learning_rate, float):
-            raise TypeError(f"For '{name}', the argument 'end_learning_rate' must be type of float, "
-                            f"but got 'end_learning_rate' type: {type(end_learning_rate)}.")
-        check_float(end_learning_rate, 'end_learning_rate', name, strict=False)
+        check_non_negative_float(end_learning_rate, 'end_learning_rate', name)
         check_positive_int(decay_steps, 'decay_steps', name)
         check_bool(update_decay_steps, 'update_decay_steps', name)
         check_float(power, 'power', name)
@@ -272,10 +266,7 @@ class WarmUpLR(LearningRateSchedule):
     def __init__(self, learning_rate: float, warmup_steps: int):
         super().__init__()
         name = type(self).__name__
-        if isinstance(learning_rate, bool) or not isinstance(learning_rate, float):
-            raise TypeError(f"For '{name}', the argument 'learning_rate' must be type of float, "
-                            f"but got 'learning_rate' type: {type(learning_rate)}.")
-        check_float(learning_rate, 'learning_rate', name, strict=False)
+        check_non_negative_float(learning_rate, 'learning_rate', name)
         check_positive_int(warmup_steps, 'warmup_steps', name)
         self.learning_rate = learning_rate
         self.warmup_steps = warmup_steps

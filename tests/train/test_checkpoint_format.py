@@ -11,33 +11,21 @@ import pytest
 from aotnn.train import checkpoint_format as cf
 from aotnn.train.checkpoint_format import CheckpointNotFoundError, read_checkpoint, write_checkpoint
 
-
-# ---------------------------------------------------------------- independent protobuf wire encoder / decoder
-def _varint(n):
-    out = bytearray()
-    while True:
-        byte, n = n & 0x7F, n >> 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
+from .wire import ld, varint
 
 
-def _ld(field, payload):
-    """A length-delimited field (wire type 2)."""
-    return _varint(field << 3 | 2) + _varint(len(payload)) + payload
-
-
+# ---------------------------------------------------------------- checkpoint messages encoded and decoded by hand
 def _tensor(dims, tensor_type, content, packed=False):
     if packed:
-        body = _ld(1, b"".join(_varint(d) for d in dims)) if dims else b""
+        body = ld(1, b"".join(varint(d) for d in dims)) if dims else b""
     else:
-        body = b"".join(_varint(1 << 3 | 0) + _varint(d) for d in dims)
-    return body + _ld(2, tensor_type.encode()) + _ld(3, content)
+        body = b"".join(varint(1 << 3 | 0) + varint(d) for d in dims)
+    return body + ld(2, tensor_type.encode()) + ld(3, content)
 
 
 def _value(tag, tensor_bytes):
     """One serialized Checkpoint message holding one Value (MindSpore writes one per tensor and concatenates)."""
-    return _ld(1, _ld(1, tag.encode()) + _ld(2, tensor_bytes))
+    return ld(1, ld(1, tag.encode()) + ld(2, tensor_bytes))
 
 
 def _read_varint(buf, pos):
@@ -240,7 +228,7 @@ def test_garbage_file(tmp_path, garbage):
 
 def test_missing_required_field(tmp_path):
     path = tmp_path / "noreq.ckpt"
-    path.write_bytes(_ld(1, _ld(1, b"w") + _ld(2, _ld(3, b"\x00"))))  # no tensor_type
+    path.write_bytes(ld(1, ld(1, b"w") + ld(2, ld(3, b"\x00"))))  # no tensor_type
     with pytest.raises(ValueError, match="not a valid"):
         read_checkpoint(str(path))
 

@@ -4,26 +4,10 @@ from __future__ import annotations
 import numpy as np
 
 import aotnn
-from aotnn import Tensor, nn, ops
+from aotnn import Tensor, nn
 from aotnn.train import LossMonitor, Model
 
-
-class MeanSquare(nn.Cell):
-    def construct(self, y, t):
-        d = y - t
-        return (d * d).mean()
-
-
-class PlainSGD(nn.Cell):
-    def __init__(self, params, lr):
-        super().__init__(auto_prefix=False)
-        self.parameters = list(params)
-        self.lr = lr
-
-    def construct(self, grads):
-        for p, g in zip(self.parameters, grads):
-            ops.assign(p, p - g * self.lr)
-        return True
+from .training_cells import MeanSquare, PlainSGD
 
 
 def _linear_data(rng, n=8):

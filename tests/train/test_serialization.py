@@ -12,24 +12,13 @@ from aotnn.train import serialization as ser
 from aotnn.train.checkpoint_format import read_checkpoint
 from aotnn.train.serialization import load_checkpoint, load_param_into_net, save_checkpoint
 
-
-# ------------------------------------------------------------------ a tiny wire encoder (independent of aotnn)
-def _varint(n):
-    out = bytearray()
-    while True:
-        byte, n = n & 0x7F, n >> 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
+from .wire import ld, varint
 
 
-def _ld(field, payload):
-    return _varint(field << 3 | 2) + _varint(len(payload)) + payload
-
-
+# ------------------------------------------------------------------ checkpoint bytes encoded by hand
 def _entry(tag, dims, tensor_type, content):
-    tensor = b"".join(_varint(8) + _varint(d) for d in dims) + _ld(2, tensor_type.encode()) + _ld(3, content)
-    return _ld(1, _ld(1, tag.encode()) + _ld(2, tensor))
+    tensor = b"".join(varint(8) + varint(d) for d in dims) + ld(2, tensor_type.encode()) + ld(3, content)
+    return ld(1, ld(1, tag.encode()) + ld(2, tensor))
 
 
 # ------------------------------------------------------------------------------------------------ networks

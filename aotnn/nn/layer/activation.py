@@ -42,6 +42,15 @@ def _check_axis_range(axis: int, x, cls: str) -> None:
         raise ValueError(f"{cls}: axis must be in [{-x.ndim}, {x.ndim}), got {axis}")
 
 
+class _FloatElementwise(Cell):
+    """``_fn(x)`` for a float16/float32 ``x`` (TypeError otherwise)."""
+    _fn = None
+
+    def construct(self, x):
+        check_float_input(x, type(self).__name__)
+        return type(self)._fn(x)
+
+
 class ReLU(Cell):
     """Rectified linear unit: ``max(0, x)`` element-wise.
 
@@ -53,40 +62,31 @@ class ReLU(Cell):
         return ops.relu(x)
 
 
-class ReLU6(Cell):
+class ReLU6(_FloatElementwise):
     """``min(max(0, x), 6)`` element-wise.
 
     Raises:
         TypeError: x is not float16 or float32.
     """
-
-    def construct(self, x):
-        check_float_input(x, "ReLU6")
-        return ops.relu6(x)
+    _fn = staticmethod(ops.relu6)
 
 
-class Sigmoid(Cell):
+class Sigmoid(_FloatElementwise):
     """``1 / (1 + exp(-x))`` element-wise.
 
     Raises:
         TypeError: x is not float16 or float32.
     """
-
-    def construct(self, x):
-        check_float_input(x, "Sigmoid")
-        return ops.sigmoid(x)
+    _fn = staticmethod(ops.sigmoid)
 
 
-class Tanh(Cell):
+class Tanh(_FloatElementwise):
     """Hyperbolic tangent element-wise.
 
     Raises:
         TypeError: x is not float16 or float32.
     """
-
-    def construct(self, x):
-        check_float_input(x, "Tanh")
-        return ops.tanh(x)
+    _fn = staticmethod(ops.tanh)
 
 
 class Softmax(Cell):

@@ -25,6 +25,13 @@ def _check_same_dtype(x, y, cls: str) -> None:
         raise TypeError(f"{cls}: inputs must have one dtype, got {x.dtype} and {y.dtype}")
 
 
+def _check_pair(x, y, names: tuple[str, str], allowed, cls: str) -> None:
+    """Two Tensors of ``allowed`` dtypes, and of one dtype."""
+    _check_dtype(x, names[0], allowed, cls)
+    _check_dtype(y, names[1], allowed, cls)
+    _check_same_dtype(x, y, cls)
+
+
 def _check_axis(axis, cls: str, allow_list: bool = True) -> int | tuple:
     kinds = (int, tuple, list) if allow_list else (int, tuple)
     if isinstance(axis, bool) or not isinstance(axis, kinds):
@@ -155,9 +162,7 @@ class IGamma(Cell):
     """
 
     def construct(self, a, x):
-        _check_dtype(a, "a", _HALF_OR_SINGLE, "IGamma")
-        _check_dtype(x, "x", _HALF_OR_SINGLE, "IGamma")
-        _check_same_dtype(a, x, "IGamma")
+        _check_pair(a, x, ("a", "x"), _HALF_OR_SINGLE, "IGamma")
         return ops.igamma(a, x)
 
 
@@ -177,9 +182,7 @@ class LBeta(Cell):
     """
 
     def construct(self, x, y):
-        _check_dtype(x, "x", _HALF_OR_SINGLE, "LBeta")
-        _check_dtype(y, "y", _HALF_OR_SINGLE, "LBeta")
-        _check_same_dtype(x, y, "LBeta")
+        _check_pair(x, y, ("x", "y"), _HALF_OR_SINGLE, "LBeta")
         return ops.lbeta(x, y)
 
 
@@ -386,9 +389,7 @@ class MatrixSetDiag(Cell):
     """
 
     def construct(self, x, diagonal):
-        _check_dtype(x, "x", _DIAG_TYPES, "MatrixSetDiag")
-        _check_dtype(diagonal, "diagonal", _DIAG_TYPES, "MatrixSetDiag")
-        _check_same_dtype(x, diagonal, "MatrixSetDiag")
+        _check_pair(x, diagonal, ("x", "diagonal"), _DIAG_TYPES, "MatrixSetDiag")
         if x.ndim < 2:
             raise ValueError(f"MatrixSetDiag: x must be at least 2-D, got shape {x.shape}")
         expected = x.shape[:-2] + (min(x.shape[-2:]),)

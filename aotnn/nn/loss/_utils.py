@@ -45,6 +45,19 @@ def broadcast_shape(a: Tensor, b: Tensor, cls_name: str) -> tuple[int, ...]:
                          f"{tuple(b.shape)} cannot be broadcast to each other.") from None
 
 
+def check_logits_labels(logits: Any, labels: Any, cls_name: str, floats: bool = False,
+                        same_shape: bool = True) -> None:
+    """``logits`` and ``labels`` Tensors (float16/float32 ones when ``floats``) of one shape, or, unless
+    ``same_shape``, of shapes that broadcast together."""
+    check = check_float_tensor if floats else check_tensor
+    check(logits, 'logits', cls_name)
+    check(labels, 'labels', cls_name)
+    if same_shape:
+        check_same_shape(logits, labels, 'logits', 'labels', cls_name)
+    else:
+        broadcast_shape(logits, labels, cls_name)
+
+
 def check_positive_float(value: Any, name: str, cls_name: str) -> float:
     """MindSpore's ``check_positive_float``: a Python float > 0 (an int is a TypeError)."""
     if isinstance(value, bool) or not isinstance(value, float):

@@ -6,7 +6,7 @@ from typing import Any
 from ... import ops
 from ...common.parameter import Parameter
 from ...common.tensor import Tensor
-from ._utils import check_float_tensor, check_same_shape, softplus, wide
+from ._utils import check_logits_labels, softplus, wide
 from .loss_base import LossBase
 
 __all__ = ['BCELoss', 'BCEWithLogitsLoss', 'SoftMarginLoss']
@@ -57,9 +57,7 @@ class BCELoss(LossBase):
                             f"but got {self.weight.dtype}.")
 
     def construct(self, logits, labels):
-        check_float_tensor(logits, 'logits', self.cls_name)
-        check_float_tensor(labels, 'labels', self.cls_name)
-        check_same_shape(logits, labels, 'logits', 'labels', self.cls_name)
+        check_logits_labels(logits, labels, self.cls_name, floats=True)
         x, y = wide(logits), wide(labels)
         log_x = ops.log(ops.maximum(x, _BCE_EPS))
         log_not_x = ops.log(ops.maximum(1.0 - x, _BCE_EPS))
@@ -99,9 +97,7 @@ class BCEWithLogitsLoss(LossBase):
         self.pos_weight = _optional_weight(pos_weight, 'pos_weight', self.cls_name)
 
     def construct(self, logits, labels):
-        check_float_tensor(logits, 'logits', self.cls_name)
-        check_float_tensor(labels, 'labels', self.cls_name)
-        check_same_shape(logits, labels, 'logits', 'labels', self.cls_name)
+        check_logits_labels(logits, labels, self.cls_name, floats=True)
         x, y = wide(logits), wide(labels)
         positive = y * softplus(ops.neg(x))
         if self.pos_weight is not None:
@@ -131,8 +127,6 @@ class SoftMarginLoss(LossBase):
     """
 
     def construct(self, logits, labels):
-        check_float_tensor(logits, 'logits', self.cls_name)
-        check_float_tensor(labels, 'labels', self.cls_name)
-        check_same_shape(logits, labels, 'logits', 'labels', self.cls_name)
+        check_logits_labels(logits, labels, self.cls_name, floats=True)
         loss = softplus(ops.neg(wide(labels) * wide(logits)))
         return ops.cast(self.get_loss(loss), logits.dtype)

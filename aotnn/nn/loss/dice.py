@@ -7,7 +7,7 @@ from ... import ops
 from ...common import dtype as mstype
 from ...common.tensor import Tensor
 from ..cell import Cell
-from ._utils import check_positive_float, check_same_shape, check_tensor, wide
+from ._utils import check_logits_labels, check_positive_float, wide
 from .loss_base import LossBase
 
 __all__ = ['DiceLoss', 'MultiClassDiceLoss']
@@ -46,9 +46,7 @@ class DiceLoss(LossBase):
         self.smooth = check_positive_float(smooth, 'smooth', self.cls_name)
 
     def construct(self, logits, labels):
-        check_tensor(logits, 'logits', self.cls_name)
-        check_tensor(labels, 'labels', self.cls_name)
-        check_same_shape(logits, labels, 'logits', 'labels', self.cls_name)
+        check_logits_labels(logits, labels, self.cls_name)
         _check_not_uint8(logits, 'logits', self.cls_name)
         _check_not_uint8(labels, 'labels', self.cls_name)
         x, y = ops.cast(logits, mstype.float32), ops.cast(labels, mstype.float32)
@@ -109,9 +107,7 @@ class MultiClassDiceLoss(LossBase):
 
     def construct(self, logits, labels):
         name = self.cls_name
-        check_tensor(logits, 'logits', name)
-        check_tensor(labels, 'labels', name)
-        check_same_shape(logits, labels, 'logits', 'labels', name)
+        check_logits_labels(logits, labels, name)
         if logits.ndim < 2:
             raise ValueError(f"For '{name}', the 'logits' dimension must be greater than 1, but got {logits.ndim}.")
         classes = labels.shape[1]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ... import ops
 from ...common import dtype as mstype
-from ._utils import broadcast_shape, check_float_tensor, check_same_shape, check_tensor
+from ._utils import check_float_tensor, check_logits_labels, check_same_shape, check_tensor
 from .loss_base import LossBase
 
 __all__ = ['L1Loss', 'MSELoss', 'RMSELoss', 'SmoothL1Loss']
@@ -29,9 +29,7 @@ class L1Loss(LossBase):
     """
 
     def construct(self, logits, labels):
-        check_tensor(logits, 'logits', self.cls_name)
-        check_tensor(labels, 'labels', self.cls_name)
-        broadcast_shape(logits, labels, self.cls_name)
+        check_logits_labels(logits, labels, self.cls_name, same_shape=False)
         return self.get_loss(ops.abs(logits - labels))
 
 
@@ -53,9 +51,7 @@ class MSELoss(LossBase):
     """
 
     def construct(self, logits, labels):
-        check_tensor(logits, 'logits', self.cls_name)
-        check_tensor(labels, 'labels', self.cls_name)
-        broadcast_shape(logits, labels, self.cls_name)
+        check_logits_labels(logits, labels, self.cls_name, same_shape=False)
         diff = logits - labels
         return self.get_loss(diff * diff)
 

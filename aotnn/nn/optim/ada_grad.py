@@ -51,11 +51,7 @@ class Adagrad(Optimizer):
         self.accum = self._clone_state("accum", accum)
 
     def construct(self, grads):
-        grads = self.flatten_gradients(grads)
-        grads = self.decay_weight(grads)
-        grads = self.gradients_centralization(grads)
-        grads = self.scale_grad(grads)
-        lr = self.get_lr()
+        grads, lr = self._prepare_step(grads)
         for index, (param, accum, grad) in enumerate(zip(self._parameters, self.accum, grads)):
             new_accum = accum + grad * grad if self.update_slots else accum
             ops.assign(param, param - self._lr_at(lr, index) * grad / ops.sqrt(new_accum))

@@ -69,6 +69,7 @@ class AdaFactor(Optimizer):
     """
     _support_parallel_optimizer = True
     _steps_every_call = True
+    _target_settable = True
 
     def __init__(self, params: Any, learning_rate: Any = None, eps: tuple = (1e-30, 1e-3), clip_threshold: float = 1.0,
                  decay_rate: float = 0.8, beta1: Any = None, weight_decay: float = 0.0, scale_parameter: bool = True,
@@ -182,7 +183,3 @@ class AdaFactor(Optimizer):
                 new_param = new_param + new_param * (-self.weight_decay * lr_i)
             ops.assign(param, new_param - update)
         return True
-
-    @Optimizer.target.setter
-    def target(self, value: str) -> None:
-        self._set_base_target(value)

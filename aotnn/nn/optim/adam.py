@@ -42,6 +42,7 @@ def _corrected_lr(lr, beta1_power, beta2_power):
 class _AdamBase(Optimizer):
     """Shared by Adam, AdamOffload and LazyAdam: moments, powers of the betas and the bias-corrected step."""
     _power_shape: tuple = ()
+    _target_settable = True
 
     def _init_adam(self, beta1: Any, beta2: Any, eps: Any, use_locking: Any, use_nesterov: Any) -> None:
         _check_param_value(beta1, beta2, eps, self.cls_name)
@@ -58,12 +59,7 @@ class _AdamBase(Optimizer):
         self.moment2 = self._clone_state("moment2", "zeros")
 
     def _prepare(self, gradients, centralize: bool = True):
-        gradients = self.flatten_gradients(gradients)
-        gradients = self.decay_weight(gradients)
-        if centralize:
-            gradients = self.gradients_centralization(gradients)
-        gradients = self.scale_grad(gradients)
-        lr = self.get_lr()
+        gradients, lr = self._prepare_step(gradients, centralize=centralize)
         beta1_power = self.beta1_power * self.beta1
         beta2_power = self.beta2_power * self.beta2
         ops.assign(self.beta1_power, beta1_power)
@@ -76,10 +72,6 @@ class _AdamBase(Optimizer):
             _adam_update(param, m, v, grad, lr_t, self.beta1, self.beta2, self.eps, self.use_nesterov,
                          None if vhat is None else vhat[index])
         return True
-
-    @Optimizer.target.setter
-    def target(self, value: str) -> None:
-        self._set_base_target(value)
 
 
 class Adam(_AdamBase):
@@ -220,6 +212,7 @@ class AdamWeightDecay(Optimizer):
         ValueError: `eps` <= 0; `beta1` or `beta2` outside (0.0, 1.0); `weight_decay` < 0.
     """
     _support_parallel_optimizer = True
+    _target_settable = True
 
     def __init__(self, params: Any, learning_rate: Any = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
                  eps: float = 1e-6, weight_decay: Any = 0.0):
@@ -246,7 +239,3 @@ class AdamWeightDecay(Optimizer):
             ops.assign(m, new_m)
             ops.assign(v, new_v)
         return True
-
-    @Optimizer.target.setter
-    def target(self, value: str) -> None:
-        self._set_base_target(value)

@@ -60,11 +60,7 @@ class ASGD(Optimizer):
 
     def construct(self, gradients):
         step = ops.reshape(ops.cast(self.global_step + 1, "float32"), ())
-        gradients = self.flatten_gradients(gradients)
-        gradients = self.decay_weight(gradients)
-        gradients = self.gradients_centralization(gradients)
-        gradients = self.scale_grad(gradients)
-        lrs = self.get_lr()
+        gradients, lrs = self._prepare_step(gradients)
         for index, (grad, param, mu, eta, ax) in enumerate(zip(gradients, self._parameters, self.mu, self.eta,
                                                                self.ax)):
             lr = _scalar(self._lr_at(lrs, index))

@@ -64,6 +64,7 @@ class FTRL(Optimizer):
         ValueError: `lr_power` > 0; `loss_scale` <= 0; `initial_accum`, `l1` or `l2` < 0; a dynamic or grouped
             learning rate.
     """
+    _target_settable = True
 
     def __init__(self, params: Any, initial_accum: float = 0.1, learning_rate: Any = 0.001, lr_power: float = -0.5,
                  l1: float = 0.0, l2: float = 0.0, use_locking: bool = False, loss_scale: float = 1.0,
@@ -85,11 +86,7 @@ class FTRL(Optimizer):
             self.decay_flags = (True,) * self.param_length
 
     def construct(self, grads):
-        grads = self.flatten_gradients(grads)
-        grads = self.decay_weight(grads)
-        grads = self.gradients_centralization(grads)
-        grads = self.scale_grad(grads)
-        lr = self.get_lr()
+        grads, lr = self._prepare_step(grads)
         for param, accum, linear, grad in zip(self._parameters, self.moments, self.linear, grads):
             new_accum = accum + grad * grad
             if self.lr_power == -0.5:
@@ -104,7 +101,3 @@ class FTRL(Optimizer):
             ops.assign(linear, new_linear)
             ops.assign(param, new_param)
         return True
-
-    @Optimizer.target.setter
-    def target(self, value: str) -> None:
-        self._set_base_target(value)

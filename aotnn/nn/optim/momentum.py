@@ -50,11 +50,7 @@ class Momentum(Optimizer):
         self.moments = self._clone_state("moments", "zeros")
 
     def construct(self, gradients):
-        gradients = self.flatten_gradients(gradients)
-        gradients = self.decay_weight(gradients)
-        gradients = self.gradients_centralization(gradients)
-        gradients = self.scale_grad(gradients)
-        lr = self.get_lr()
+        gradients, lr = self._prepare_step(gradients)
         for index, (param, moment, grad) in enumerate(zip(self._parameters, self.moments, gradients)):
             lr_i = self._lr_at(lr, index)
             new_moment = moment * self.momentum + grad

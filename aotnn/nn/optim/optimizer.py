@@ -57,6 +57,8 @@ class Optimizer(Cell):
     _support_parallel_optimizer = False
     # Optimizers whose MindSpore construct advances global_step on every call, not only with a dynamic lr.
     _steps_every_call = False
+    # Optimizers whose ``target`` may be set (MindSpore's that can run their update on the host).
+    _target_settable = False
 
     def __init__(self, learning_rate: Any, parameters: Any, weight_decay: Any = 0.0, loss_scale: float = 1.0):
         super().__init__(auto_prefix=False)
@@ -326,7 +328,9 @@ class Optimizer(Cell):
 
     @target.setter
     def target(self, value: str) -> None:
-        raise NotImplementedError(f"For '{self.cls_name}', the property 'target' cannot be set.")
+        if not self._target_settable:
+            raise NotImplementedError(f"For '{self.cls_name}', the property 'target' cannot be set.")
+        self._set_base_target(value)
 
     def _set_base_target(self, value: str) -> None:
         if not isinstance(value, str):
@@ -396,6 +400,16 @@ class Optimizer(Cell):
         if not self.need_scale:
             return gradients
         return tuple(grad * self.reciprocal_scale for grad in gradients)
+
+    def _prepare_step(self, gradients: tuple, decay: bool = True, centralize: bool = True) -> tuple[tuple, Any]:
+        """The usual start of ``construct``: the gradients flattened, weight-decayed (unless not ``decay``),
+        centralized (unless not ``centralize``) and unscaled, then this step's learning rate (:meth:`get_lr`)."""
+        gradients = self.flatten_gradients(gradients)
+        if decay:
+            gradients = self.decay_weight(gradients)
+        if centralize:
+            gradients = self.gradients_centralization(gradients)
+        return self.scale_grad(gradients), self.get_lr()
 
     # -- learning rate ---------------------------------------------------------------------------------
     def _is_dynamic_lr_or_weight_decay(self) -> bool:

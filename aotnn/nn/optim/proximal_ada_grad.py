@@ -42,6 +42,7 @@ class ProximalAdagrad(Optimizer):
         TypeError: `accum`, `l1`, `l2` or `loss_scale` not a float; `use_locking` not a bool.
         ValueError: `loss_scale` <= 0; `accum`, `l1`, `l2` or `weight_decay` less than 0.
     """
+    _target_settable = True
 
     def __init__(self, params: Any, accum: float = 0.1, learning_rate: Any = 0.001, l1: float = 0.0,
                  l2: float = 0.0, use_locking: bool = False, loss_scale: float = 1.0, weight_decay: Any = 0.0):
@@ -57,11 +58,7 @@ class ProximalAdagrad(Optimizer):
         self.use_locking = use_locking
 
     def construct(self, grads):
-        grads = self.flatten_gradients(grads)
-        grads = self.decay_weight(grads)
-        grads = self.gradients_centralization(grads)
-        grads = self.scale_grad(grads)
-        lr = self.get_lr()
+        grads, lr = self._prepare_step(grads)
         for index, (param, accum, grad) in enumerate(zip(self._parameters, self.accum, grads)):
             lr_i = self._lr_at(lr, index)
             new_accum = accum + grad * grad
@@ -70,7 +67,3 @@ class ProximalAdagrad(Optimizer):
             ops.assign(param, ops.sign(prox) / (1.0 + lr_i * self.l2) * shrunk)
             ops.assign(accum, new_accum)
         return True
-
-    @Optimizer.target.setter
-    def target(self, value: str) -> None:
-        self._set_base_target(value)

@@ -67,11 +67,7 @@ class RMSProp(Optimizer):
         self.decay = decay
 
     def construct(self, gradients):
-        gradients = self.flatten_gradients(gradients)
-        gradients = self.decay_weight(gradients)
-        gradients = self.gradients_centralization(gradients)
-        gradients = self.scale_grad(gradients)
-        lr = self.get_lr()
+        gradients, lr = self._prepare_step(gradients)
         for index, (param, ms, mom, grad) in enumerate(zip(self._parameters, self.ms, self.moment, gradients)):
             new_ms = ms * self.decay + grad * grad * (1.0 - self.decay)
             if self.centered:

@@ -72,11 +72,7 @@ class Rprop(Optimizer):
 
     def construct(self, gradients):
         first_step = ops.reshape(self.global_step == 0, ())  # global_step becomes 1 on the first call
-        gradients = self.flatten_gradients(gradients)
-        gradients = self.decay_weight(gradients)
-        gradients = self.gradients_centralization(gradients)
-        gradients = self.scale_grad(gradients)
-        lrs = self.get_lr()
+        gradients, lrs = self._prepare_step(gradients)
         for index, (grad, param, prev, step_size) in enumerate(zip(gradients, self._parameters, self.prev,
                                                                    self.step_size)):
             lr = self._lr_at(lrs, index)

@@ -76,10 +76,7 @@ class SGD(Optimizer):
         self.stat = self._clone_state("stat", "ones")
 
     def construct(self, gradients):
-        gradients = self.flatten_gradients(gradients)
-        gradients = self.gradients_centralization(gradients)
-        gradients = self.scale_grad(gradients)
-        lr = self.get_lr()
+        gradients, lr = self._prepare_step(gradients, decay=False)
         has_momentum = self.momentum > 0.0
         for index, (param, accum, stat, grad) in enumerate(zip(self._parameters, self.accum, self.stat, gradients)):
             lr_i = self._lr_at(lr, index)

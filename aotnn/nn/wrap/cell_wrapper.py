@@ -1,19 +1,12 @@
 """Wrappers that turn a network into a loss, a gradient or one compiled training step."""
 from __future__ import annotations
 
-from typing import Any
-
 from ... import ops
 from ...ops.grad_ops import GradOperation, _differentiate
 from ..cell import Cell
+from ..container import _check_cell
 
 __all__ = ["WithLossCell", "WithEvalCell", "WithGradCell", "ForwardValueAndGrad", "TrainOneStepCell"]
-
-
-def _check_cell(value: Any, name: str) -> Cell:
-    if not isinstance(value, Cell):
-        raise TypeError(f"{name}: expected a Cell, got {type(value).__name__}")
-    return value
 
 
 class WithLossCell(Cell):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .metric import EvaluationBase, check_input_count, is_one_hot, rearrange_inputs
+from .metric import EvaluationBase, check_samples, rearrange_inputs
 
 __all__ = ['Accuracy']
 
@@ -19,6 +19,12 @@ def class_count(metric, y_pred: np.ndarray, owner: str) -> int:
         raise ValueError(f"For '{owner}.update', class number not match, last input predicted data contain "
                          f"{metric._class_num} classes, but current predicted data contain {y_pred.shape[1]} classes.")
     return metric._class_num
+
+
+def one_hot_rows(y_pred: np.ndarray, y: np.ndarray, classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The argmax of the scores ``y_pred`` and the labels ``y`` as one-hot rows of ``classes`` columns."""
+    eye = np.eye(classes)
+    return eye[y_pred.argmax(axis=1).reshape(-1)], eye[y.reshape(-1).astype(np.int64)]
 
 
 class Accuracy(EvaluationBase):
@@ -63,13 +69,7 @@ class Accuracy(EvaluationBase):
             ValueError: not 2 inputs; mismatched shapes; non-0/1 multilabel values; a class count
                 different from earlier batches.
         """
-        check_input_count(inputs, 2, 'Accuracy')
-        y_pred = self._convert_data(inputs[0])
-        y = self._convert_data(inputs[1])
-        if self._type == 'classification' and y_pred.ndim == y.ndim and is_one_hot(y):
-            y = y.argmax(axis=1)
-        self._check_shape(y_pred, y)
-        self._check_value(y_pred, y)
+        y_pred, y = self._checked_inputs(inputs, 'Accuracy')
         classes = class_count(self, y_pred, 'Accuracy')
         if self._type == 'classification':
             correct = (y_pred.argmax(axis=1) == y).reshape(-1)
@@ -85,7 +85,5 @@ class Accuracy(EvaluationBase):
         Raises:
             RuntimeError: no sample was seen.
         """
-        if self._total_num == 0:
-            raise RuntimeError("The 'Accuracy' can not be calculated, because the number of samples is 0; "
-                               "call update before eval.")
+        check_samples(self._total_num, 'Accuracy')
         return self._correct_num / self._total_num

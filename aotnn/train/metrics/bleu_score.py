@@ -97,8 +97,7 @@ class BleuScore(Metric):
         Raises:
             RuntimeError: ``update`` was never called.
         """
-        if not self._is_update:
-            raise RuntimeError("Please call the 'update' method before calling 'eval' method.")
+        self._check_updated()
         if min(self._numerator) == 0.0:
             return 0.0
         if self.smooth:

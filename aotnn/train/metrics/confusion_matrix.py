@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .metric import Metric, check_choice, check_input_count, check_type, rearrange_inputs
+from .metric import Metric, check_choice, check_type, rearrange_inputs
 
 __all__ = ['ConfusionMatrix', 'ConfusionMatrixMetric']
 
@@ -53,9 +53,7 @@ class ConfusionMatrix(Metric):
         Raises:
             ValueError: not 2 inputs; ``y_pred`` neither of ``y``'s rank nor one more.
         """
-        check_input_count(inputs, 2, 'ConfusionMatrix')
-        y_pred = self._convert_data(inputs[0])
-        y = self._convert_data(inputs[1])
+        y_pred, y = self._prediction_and_label(inputs, 'ConfusionMatrix')
         if y_pred.ndim not in (y.ndim, y.ndim + 1):
             raise ValueError(f"For 'ConfusionMatrix.update', predicted value (input[0]) and true value (input[1]) "
                              f"should have same dimensions, or the dimension of predicted value equals the dimension "
@@ -75,8 +73,7 @@ class ConfusionMatrix(Metric):
         Raises:
             RuntimeError: ``update`` was never called.
         """
-        if not self._is_update:
-            raise RuntimeError("Please call the 'update' method before calling 'eval' method.")
+        self._check_updated()
         matrix = self.confusion_matrix.astype(float)
         if self.normalize == 'no_norm':
             return matrix
@@ -280,9 +277,7 @@ class ConfusionMatrixMetric(Metric):
             ValueError: not 2 inputs; ``y`` not binary; ``y_pred`` with fewer than 2 dimensions;
                 different shapes; a ``decrease`` that leaves several values with ``calculation_method``.
         """
-        check_input_count(inputs, 2, 'ConfusionMatrixMetric')
-        y_pred = self._convert_data(inputs[0])
-        y = self._convert_data(inputs[1])
+        y_pred, y = self._prediction_and_label(inputs, 'ConfusionMatrixMetric')
         if not np.all(np.isin(y, (0, 1))):
             raise ValueError("For 'ConfusionMatrixMetric.update', the true value (input[1]) must be a binarized "
                              "ndarray.")

@@ -59,8 +59,7 @@ class CosineSimilarity(Metric):
         Raises:
             RuntimeError: ``update`` was never called.
         """
-        if not self._is_update:
-            raise RuntimeError("Please call the 'update' method before calling 'eval' method.")
+        self._check_updated()
         result = np.array(self.sqr_mtx_res, copy=True)
         if self.zero_diagonal:
             np.fill_diagonal(result, 0)

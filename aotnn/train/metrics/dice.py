@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .metric import Metric, check_input_count, rearrange_inputs
+from .metric import Metric, check_samples, rearrange_inputs
 
 __all__ = ['Dice']
 
@@ -54,9 +54,7 @@ class Dice(Metric):
         Raises:
             ValueError: not 2 inputs, or different shapes.
         """
-        check_input_count(inputs, 2, 'Dice')
-        y_pred = self._convert_data(inputs[0])
-        y = self._convert_data(inputs[1])
+        y_pred, y = self._prediction_and_label(inputs, 'Dice')
         if y_pred.shape != y.shape:
             raise ValueError(f"For 'Dice.update', predicted value (input[0]) and true value (input[1]) should have "
                              f"same shape, but got {y_pred.shape} and {y.shape}.")
@@ -70,7 +68,5 @@ class Dice(Metric):
         Raises:
             RuntimeError: no sample was seen.
         """
-        if self._samples_num == 0:
-            raise RuntimeError("The 'Dice coefficient' can not be calculated, because the number of samples is 0; "
-                               "call update before eval.")
+        check_samples(self._samples_num, 'Dice coefficient')
         return self._dice_coeff_sum / float(self._samples_num)

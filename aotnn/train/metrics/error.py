@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .metric import Metric, check_input_count, rearrange_inputs
+from .metric import Metric, check_samples, rearrange_inputs
 
 __all__ = ['MAE', 'MSE']
 
@@ -32,9 +32,7 @@ class _Error(Metric):
             ValueError: not 2 inputs, or ``y`` cannot take ``y_pred``'s shape.
         """
         name = type(self).__name__
-        check_input_count(inputs, 2, name)
-        y_pred = self._convert_data(inputs[0])
-        y = self._convert_data(inputs[1])
+        y_pred, y = self._prediction_and_label(inputs, name)
         if y.size != y_pred.size:
             raise ValueError(f"For '{name}.update', the true value (inputs[1]) must have as many elements as the "
                              f"predicted value (inputs[0]), but got shapes {y.shape} and {y_pred.shape}.")
@@ -47,9 +45,7 @@ class _Error(Metric):
         Raises:
             RuntimeError: no sample was seen.
         """
-        if self._samples_num == 0:
-            raise RuntimeError(f"The '{type(self).__name__}' can not be calculated, because the number of samples "
-                               f"is 0; call update before eval.")
+        check_samples(self._samples_num, type(self).__name__)
         return self._error_sum / self._samples_num
 
 

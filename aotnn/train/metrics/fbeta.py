@@ -3,10 +3,8 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
-
-from .accuracy import class_count
-from .metric import Metric, check_input_count, check_type, is_one_hot, rearrange_inputs
+from .accuracy import class_count, one_hot_rows
+from .metric import Metric, check_samples, check_type, rearrange_inputs
 
 __all__ = ['Fbeta', 'F1']
 
@@ -56,18 +54,12 @@ class Fbeta(Metric):
             ValueError: not 2 inputs; labels beyond the class count; a class count different
                 from earlier batches.
         """
-        check_input_count(inputs, 2, 'Fbeta')
-        y_pred = self._convert_data(inputs[0])
-        y = self._convert_data(inputs[1])
-        if y_pred.ndim == y.ndim and is_one_hot(y):
-            y = y.argmax(axis=1)
+        y_pred, y = self._prediction_and_label(inputs, 'Fbeta', one_hot=True)
         classes = class_count(self, y_pred, 'Fbeta')
         if y.size and y.max() + 1 > classes:
             raise ValueError(f"For 'Fbeta.update', predicted value (inputs[0]) and true value (inputs[1]) should "
                              f"contain same classes, but got {classes} and {int(y.max()) + 1}.")
-        eye = np.eye(classes)
-        y = eye[y.reshape(-1).astype(np.int64)]
-        y_pred = eye[y_pred.argmax(axis=1).reshape(-1)]
+        y_pred, y = one_hot_rows(y_pred, y, classes)
         self._true_positives = self._true_positives + (y * y_pred).sum(axis=0)
         self._positives = self._positives + y_pred.sum(axis=0)
         self._actual_positives = self._actual_positives + y.sum(axis=0)
@@ -83,9 +75,7 @@ class Fbeta(Metric):
             RuntimeError: no sample was seen.
         """
         check_type(average, 'average', (bool,), type(self).__name__)
-        if self._class_num == 0:
-            raise RuntimeError(f"The '{type(self).__name__}' can not be calculated, because the number of samples "
-                               f"is 0; call update before eval.")
+        check_samples(self._class_num, type(self).__name__)
         beta2 = self.beta ** 2
         fbeta = (1.0 + beta2) * self._true_positives / (beta2 * self._actual_positives + self._positives + self.eps)
         return fbeta.mean() if average else fbeta

@@ -1,7 +1,7 @@
 """Loss: the average of the losses seen."""
 from __future__ import annotations
 
-from .metric import Metric, check_input_count, rearrange_inputs
+from .metric import Metric, check_input_count, check_samples, rearrange_inputs
 
 __all__ = ['Loss']
 
@@ -49,7 +49,5 @@ class Loss(Metric):
         Raises:
             RuntimeError: ``update`` was never called.
         """
-        if self._total_num == 0:
-            raise RuntimeError("The 'Loss' can not be calculated, because the number of samples is 0; "
-                               "call update before eval.")
+        check_samples(self._total_num, 'Loss')
         return self._sum_loss / self._total_num

@@ -64,6 +64,26 @@ class Metric(metaclass=ABCMeta):
         raise TypeError(f"For 'Metric' and its derived classes, the input data type must be tensor, list or "
                         f"numpy.ndarray, but got {type(data)}.")
 
+    def _prediction_and_label(self, inputs: tuple, owner: str, what: str = "predicted value, true value",
+                              one_hot: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """``update``'s two inputs as numpy arrays; with ``one_hot``, a one-hot label (of the prediction's rank)
+        becomes class indices.
+
+        Raises:
+            ValueError: not exactly 2 inputs.
+        """
+        check_input_count(inputs, 2, owner, what)
+        y_pred = self._convert_data(inputs[0])
+        y = self._convert_data(inputs[1])
+        if one_hot and y_pred.ndim == y.ndim and is_one_hot(y):
+            y = y.argmax(axis=1)
+        return y_pred, y
+
+    def _check_updated(self) -> None:
+        """RuntimeError unless ``update`` ran since the last ``clear`` (metrics that keep ``_is_update``)."""
+        if not self._is_update:
+            raise RuntimeError("Please call the 'update' method before calling 'eval' method.")
+
     @property
     def indexes(self) -> list[int] | None:
         """The order ``update`` reads its inputs in (None: as given). Set it with :meth:`set_indexes`."""
@@ -135,6 +155,14 @@ class EvaluationBase(Metric):
             raise ValueError(f"In {self._type} case, the shape of y_pred (predicted value) should equal to the shape "
                              f"of y (true value), but got y_pred shape: {y_pred.shape} and y shape: {y.shape}.")
 
+    def _checked_inputs(self, inputs: tuple, owner: str) -> tuple[np.ndarray, np.ndarray]:
+        """``update(y_pred, y)``'s inputs as numpy arrays (one-hot labels as indices for classification),
+        their shapes and multilabel values checked."""
+        y_pred, y = self._prediction_and_label(inputs, owner, one_hot=self._type == 'classification')
+        self._check_shape(y_pred, y)
+        self._check_value(y_pred, y)
+        return y_pred, y
+
     def _check_value(self, y_pred: np.ndarray, y: np.ndarray) -> None:
         """Multilabel values must all be 0 or 1."""
         if self._type != 'classification' and not (np.isin(y_pred, (0, 1)).all() and np.isin(y, (0, 1)).all()):
@@ -154,6 +182,13 @@ class EvaluationBase(Metric):
 def check_input_count(inputs: tuple, count: int, owner: str, what: str = "predicted value, true value") -> None:
     if len(inputs) != count:
         raise ValueError(f"For '{owner}.update', it needs {count} inputs ({what}), but got {len(inputs)}.")
+
+
+def check_samples(count: int, owner: str) -> None:
+    """RuntimeError when ``eval`` finds no sample counted."""
+    if count == 0:
+        raise RuntimeError(f"The '{owner}' can not be calculated, because the number of samples is 0; "
+                           f"call update before eval.")
 
 
 def is_one_hot(data: np.ndarray) -> bool:

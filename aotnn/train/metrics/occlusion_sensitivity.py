@@ -145,6 +145,5 @@ class OcclusionSensitivity(Metric):
         Raises:
             RuntimeError: ``update`` was never called.
         """
-        if not self._is_update:
-            raise RuntimeError("Please call the 'update' method before calling 'eval' method.")
+        self._check_updated()
         return self._baseline - np.squeeze(self._sensitivity_im)

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .metric import Metric, check_input_count, rearrange_inputs
+from .metric import Metric, check_samples, rearrange_inputs
 
 __all__ = ['Perplexity']
 
@@ -51,9 +51,7 @@ class Perplexity(Metric):
             ValueError: not 2 inputs.
             RuntimeError: the label count differs from the number of probability rows.
         """
-        check_input_count(inputs, 2, 'Perplexity', 'predicted value, label')
-        pred = self._convert_data(inputs[0])
-        label = self._convert_data(inputs[1])
+        pred, label = self._prediction_and_label(inputs, 'Perplexity', 'predicted value, label')
         if pred.ndim < 1 or label.size * pred.shape[-1] != pred.size:
             raise RuntimeError(f"For 'Perplexity.update', predicted value (input[0]) and label (input[1]) should "
                                f"have the same shape, but got predicted value shape {pred.shape}, label shape "
@@ -74,7 +72,5 @@ class Perplexity(Metric):
         Raises:
             RuntimeError: no (non-ignored) sample was seen.
         """
-        if self._num_inst == 0:
-            raise RuntimeError("The 'Perplexity' can not be calculated, because the number of samples is 0; "
-                               "call update before eval.")
+        check_samples(self._num_inst, 'Perplexity')
         return math.exp(self._sum_metric / self._num_inst)

@@ -5,8 +5,8 @@ import sys
 
 import numpy as np
 
-from .accuracy import class_count
-from .metric import EvaluationBase, check_input_count, check_type, is_one_hot, rearrange_inputs
+from .accuracy import class_count, one_hot_rows
+from .metric import EvaluationBase, check_samples, check_type, rearrange_inputs
 
 __all__ = ['Precision', 'Recall']
 
@@ -49,21 +49,13 @@ class _PrecisionRecall(EvaluationBase):
             ValueError: not 2 inputs; mismatched shapes; labels beyond the class count; non-0/1
                 multilabel values.
         """
-        check_input_count(inputs, 2, self._name)
-        y_pred = self._convert_data(inputs[0])
-        y = self._convert_data(inputs[1])
-        if self._type == 'classification' and y_pred.ndim == y.ndim and is_one_hot(y):
-            y = y.argmax(axis=1)
-        self._check_shape(y_pred, y)
-        self._check_value(y_pred, y)
+        y_pred, y = self._checked_inputs(inputs, self._name)
         classes = class_count(self, y_pred, self._name)
         if self._type == 'classification':
             if y.size and y.max() + 1 > classes:
                 raise ValueError(f"For '{self._name}.update', predicted value (input[0]) should have the same classes "
                                  f"number as true value (input[1]), but got {classes} and {int(y.max()) + 1}.")
-            eye = np.eye(classes)
-            y = eye[y.reshape(-1).astype(np.int64)]
-            y_pred = eye[y_pred.argmax(axis=1).reshape(-1)]
+            y_pred, y = one_hot_rows(y_pred, y, classes)
         else:
             # one column per sample: counts per sample are sums over axis 0
             y_pred = np.swapaxes(y_pred, 1, 0).reshape(classes, -1)
@@ -90,9 +82,7 @@ class _PrecisionRecall(EvaluationBase):
             RuntimeError: no sample was seen.
             TypeError: ``average`` is not a bool.
         """
-        if self._class_num == 0:
-            raise RuntimeError(f"The '{self._name}' can not be calculated, because the number of samples is 0; "
-                               f"call update before eval.")
+        check_samples(self._class_num, self._name)
         check_type(average, 'average', (bool,), self._name)
         result = self._true_positives / (self._denominator + self.eps)
         return result.mean() if average else result

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .metric import Metric, check_input_count, check_type, rearrange_inputs
+from .metric import Metric, check_type, rearrange_inputs
 
 __all__ = ['ROC', 'auc']
 
@@ -87,9 +87,7 @@ class ROC(Metric):
         Raises:
             ValueError: not 2 inputs, or shapes that fit neither the binary nor the multi-class case.
         """
-        check_input_count(inputs, 2, 'ROC')
-        y_pred = self._convert_data(inputs[0])
-        y = self._convert_data(inputs[1])
+        y_pred, y = self._prediction_and_label(inputs, 'ROC')
         self.y_pred, self.y, self._classes, self._positive = self._prepare(y_pred, y)
         self._is_update = True
 
@@ -113,8 +111,7 @@ class ROC(Metric):
             RuntimeError: ``update`` was never called.
             ValueError: a class has no positive or no negative sample.
         """
-        if not self._is_update:
-            raise RuntimeError("Please call the 'update' method before calling 'eval' method.")
+        self._check_updated()
         if self._classes == 1:
             return self._curve(self.y_pred, self.y, self._positive)
         curves = [self._curve(self.y_pred[:, c], self.y, c) for c in range(self._classes)]

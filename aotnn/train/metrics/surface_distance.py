@@ -154,8 +154,7 @@ class HausdorffDistance(Metric):
             RuntimeError: ``update`` was never called.
             ValueError: ``percentile`` outside [0, 100].
         """
-        if not self._is_update:
-            raise RuntimeError("Please call the 'update' method before calling 'eval' method.")
+        self._check_updated()
         forward = self._directed(self.y_pred_edges, self.y_edges)
         if self.directed:
             return forward
@@ -191,12 +190,23 @@ class _SurfaceMetric(Metric):
         self._y_pred_edges, self._y_edges = edges(y_pred), edges(y)
         self._is_update = True
 
-    def _distances(self, from_edges, to_edges) -> np.ndarray:
-        return surface_distances(from_edges, to_edges, self.distance_metric)
+    def _distances(self) -> list[np.ndarray] | None:
+        """The distances from the predicted surface to the true one (and back when ``symmetric``); None when a
+        surface is empty.
 
-    def _check_updated(self) -> None:
-        if not self._is_update:
-            raise RuntimeError("Please call the 'update' method before calling 'eval' method.")
+        Raises:
+            RuntimeError: ``update`` was never called.
+        """
+        self._check_updated()
+        directions = [(self._y_pred_edges, self._y_edges)]
+        if self.symmetric:
+            directions.append((self._y_edges, self._y_pred_edges))
+        distances = []
+        for from_edges, to_edges in directions:
+            distances.append(surface_distances(from_edges, to_edges, self.distance_metric))
+            if distances[-1].size == 0:
+                return None
+        return distances
 
 
 class MeanSurfaceDistance(_SurfaceMetric):
@@ -228,16 +238,10 @@ class MeanSurfaceDistance(_SurfaceMetric):
         Raises:
             RuntimeError: ``update`` was never called.
         """
-        self._check_updated()
-        forward = self._distances(self._y_pred_edges, self._y_edges)
-        if forward.size == 0:
+        distances = self._distances()
+        if distances is None:
             return np.inf
-        if not self.symmetric:
-            return float(forward.mean())
-        backward = self._distances(self._y_edges, self._y_pred_edges)
-        if backward.size == 0:
-            return np.inf
-        return float(np.mean((forward.mean(), backward.mean())))
+        return float(np.mean([d.mean() for d in distances]))
 
 
 class RootMeanSquareDistance(_SurfaceMetric):
@@ -270,14 +274,8 @@ class RootMeanSquareDistance(_SurfaceMetric):
         Raises:
             RuntimeError: ``update`` was never called.
         """
-        self._check_updated()
-        forward = self._distances(self._y_pred_edges, self._y_edges)
-        if forward.size == 0:
+        distances = self._distances()
+        if distances is None:
             return np.inf
-        forward_ms = float((forward ** 2).mean())
-        if not self.symmetric:
-            return forward_ms
-        backward = self._distances(self._y_edges, self._y_pred_edges)
-        if backward.size == 0:
-            return np.inf
-        return float(np.sqrt(np.mean((forward_ms, float((backward ** 2).mean())))))
+        mean_squares = [float((d ** 2).mean()) for d in distances]
+        return float(np.sqrt(np.mean(mean_squares))) if self.symmetric else mean_squares[0]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .metric import Metric, check_input_count, is_one_hot, rearrange_inputs
+from .metric import Metric, check_samples, rearrange_inputs
 
 __all__ = ['TopKCategoricalAccuracy', 'Top1CategoricalAccuracy', 'Top5CategoricalAccuracy']
 
@@ -50,11 +50,7 @@ class TopKCategoricalAccuracy(Metric):
         Raises:
             ValueError: not 2 inputs.
         """
-        check_input_count(inputs, 2, type(self).__name__)
-        y_pred = self._convert_data(inputs[0])
-        y = self._convert_data(inputs[1])
-        if y_pred.ndim == y.ndim and is_one_hot(y):
-            y = y.argmax(axis=1)
+        y_pred, y = self._prediction_and_label(inputs, type(self).__name__, one_hot=True)
         top = np.argsort(-y_pred, axis=1, kind='stable')[:, :self.k]
         hit = (top == y.reshape(-1, 1)).any(axis=1)
         self._correct_num += int(hit.sum())
@@ -66,9 +62,7 @@ class TopKCategoricalAccuracy(Metric):
         Raises:
             RuntimeError: no sample was seen.
         """
-        if self._samples_num == 0:
-            raise RuntimeError(f"The '{type(self).__name__}' can not be calculated, because the number of samples "
-                               f"is 0; call update before eval.")
+        check_samples(self._samples_num, type(self).__name__)
         return self._correct_num / self._samples_num
 
 

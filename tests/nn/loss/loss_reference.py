@@ -17,3 +17,14 @@ def close(actual, expected, rtol=1e-5, atol=1e-6):
 
 def t(a, grad=False):
     return torch.tensor(np.asarray(a), requires_grad=grad)
+
+
+def numeric_gradient(fn, x, eps=1e-3):
+    """Central finite differences of the scalar function ``fn`` at ``x``, in float64."""
+    numeric = np.zeros(x.shape)
+    for index in np.ndindex(x.shape):
+        up, down = x.astype(np.float64), x.astype(np.float64)
+        up[index] += eps
+        down[index] -= eps
+        numeric[index] = (fn(up) - fn(down)) / (2 * eps)
+    return numeric

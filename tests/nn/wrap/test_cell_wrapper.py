@@ -6,27 +6,8 @@ import torch
 import torch.nn.functional as F
 
 import aotnn
-from aotnn import Tensor, nn, ops
-
-
-class MeanSquare(nn.Cell):
-    def construct(self, y, t):
-        d = y - t
-        return (d * d).mean()
-
-
-class PlainSGD(nn.Cell):
-    """p <- p - lr * g, written with ops.assign (the optimizers' mechanism)."""
-
-    def __init__(self, params, lr):
-        super().__init__(auto_prefix=False)
-        self.parameters = list(params)
-        self.lr = lr
-
-    def construct(self, grads):
-        for p, g in zip(self.parameters, grads):
-            ops.assign(p, p - g * self.lr)
-        return True
+from aotnn import Tensor, nn
+from tests.train.training_cells import MeanSquare, PlainSGD
 
 
 class SmallNet(nn.Cell):
