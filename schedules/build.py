@@ -56,8 +56,11 @@ def _write_weights(directory: str, named: Sequence[tuple[str, np.ndarray]]) -> d
 
 
 def entry_record(lowered: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[str],
-                 num_param_updates: int = 0) -> tuple[dict[str, Any], list[tuple[str, np.ndarray]]]:
+                 num_param_updates: int | Sequence[int] = 0) -> tuple[dict[str, Any], list[tuple[str, np.ndarray]]]:
     """The manifest record of one entry point (kernel sequence, memory plan, tensor specs).
+
+    ``num_param_updates`` may be the list of updated parameter indices (one per trailing output,
+    in order), which the runtime needs to write updates back; a bare count records 0, 1, 2...
 
     Returns:
         (record, constants): constants are the graph's embedded tensors, stored like weights
@@ -106,13 +109,13 @@ def entry_record(lowered: tvm.IRModule, input_names: Sequence[str], param_names:
             r.update(kind="param", index=const_base + r["index"])
 
     num_outputs = len(kernel_plan.outputs)
+    updated = range(num_param_updates) if isinstance(num_param_updates, int) else list(num_param_updates)
     record = {
         "inputs": [_spec(v, n) for v, n in zip(_input_values(lowered, len(input_names)), input_names)],
         "params": param_specs,
         "outputs": [_spec(v) for v in kernel_plan.outputs],
         "output_refs": output_refs,
-        "param_updates": [{"param": i, "output": num_outputs - num_param_updates + i}
-                          for i in range(num_param_updates)],
+        "param_updates": [{"param": p, "output": num_outputs - len(updated) + i} for i, p in enumerate(updated)],
         "buffers": [{**_spec(kernel_plan.buffers[b]), "offset": offsets[b],
                      "nbytes": planning.nbytes(kernel_plan.buffers[b])} for b in sorted(offsets)],
         "arena_bytes": arena_bytes,
@@ -186,7 +189,8 @@ def build(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[s
         output_dir: where the artifact directory is created; replaced if present.
         weights: parameter values to store in the artifact (optional).
         num_param_updates: how many trailing outputs are new values of parameters
-            (the last ones recorded by the capture, in ``param_updates`` order).
+            (the last ones recorded by the capture, in ``param_updates`` order), or the list of
+            the parameter indices they update (what aotnn_runtime needs to write them back).
         entry: name of the entry point.
         metadata: extra JSON-able facts to keep in the manifest.
         tuning_db: a tuning database directory (``aotnn tune``): kernels use its best record

@@ -72,7 +72,7 @@ class Compiled:
             rng = get_rng()
             arrays = list(arrays) + [rng.random(shape, dtype=np.float64).astype(dtype) for shape, dtype in self.random_inputs]
         key = (self._instance, tuple((id(p._data), p._version) for p in self.params))
-        results = self.entry(*arrays, params=values, params_key=key)
+        results = self.entry.raw(*arrays, params=values, params_key=key)  # updates are written back below
         for param, new_value in zip(self.update_params, results[self.num_outputs:]):
             param.set_data(new_value)
         tensors = [Tensor._from_numpy(r) for r in results[:self.num_outputs]]
@@ -146,6 +146,6 @@ def _load_or_build(mod, capture, input_names, param_names, target_dict, path, tu
         except aotnn_runtime.ArtifactError:
             pass  # a damaged cache entry is rebuilt below
     schedules.build(mod, input_names, param_names, target=target_dict, output_dir=path,
-                    num_param_updates=len(capture.param_updates), tuning_db=tuning_db)
+                    num_param_updates=[index for index, _ in capture.param_updates], tuning_db=tuning_db)
     STATS["builds"] += 1
     return aotnn_runtime.load(path)

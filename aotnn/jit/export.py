@@ -26,10 +26,17 @@ def export(net, *inputs: Any, file_name: str, file_format: str = "AOT", target: 
         target: target name or TVM target dict (default: this host's CPU).
         tuning_db: (keyword) a tuning database directory from ``aotnn tune``; its best records are
             used where they beat the default schedules (host artifacts).
+
+    A network that updates parameters when called (``nn.TrainOneStepCell(nn.WithLossCell(net,
+    loss), optimizer)``: weights, optimizer moments, BatchNorm statistics) becomes a training
+    artifact with one entry point, ``train_step``: ``aotnn_runtime.load(path).run(data, label)``
+    performs one step, writes every update back into the module's weights and returns the loss.
+
     Returns:
         the path written.
     Raises:
-        ValueError: unknown file_format, or no inputs.
+        ValueError: unknown file_format, or no inputs; a training network exported as a BUNDLE;
+            a network that draws random numbers (Dropout in training mode).
         TypeError: an input that is not a Tensor or numpy array.
     """
     if file_format not in FORMATS:
@@ -50,6 +57,9 @@ def export(net, *inputs: Any, file_name: str, file_format: str = "AOT", target: 
     names = _input_names(net, len(tensors))
     specs = [(name, t.shape, t.dtype.name) for name, t in zip(names, tensors)]
     mod, capture, _, _ = capture_function(lambda *xs: net._construct_with_precision(xs, {}), specs)
+    if capture.random_inputs:
+        raise ValueError(f"net: {type(net).__name__} draws random numbers when called (e.g. Dropout in training "
+                         f"mode); an artifact takes no random inputs: call net.set_train(False) or remove them")
     weights = {name: param.asnumpy() for name, param in zip(capture.param_names, capture.param_keys)}
     path = file_name if file_name.endswith(".aot") else file_name + ".aot"
     target_dict = schedules.resolve(target)
@@ -59,7 +69,10 @@ def export(net, *inputs: Any, file_name: str, file_format: str = "AOT", target: 
             raise ValueError("net: a bundle holds inference only; this network updates parameters when called")
         return schedules.build_bundle(mod, names, capture.param_names, target=target_dict, output_dir=os.fspath(path),
                                       weights=weights, metadata={"network": type(net).__name__})
+    # A training step (TrainOneStepCell...) records which parameters each trailing output updates, so
+    # aotnn_runtime writes them back after every call: stepping the artifact trains on device.
+    updated = [index for index, _ in capture.param_updates]
     schedules.build(mod, names, capture.param_names, target=target_dict, output_dir=os.fspath(path), weights=weights,
-                    num_param_updates=len(capture.param_updates), tuning_db=kwargs.get("tuning_db"),
-                    metadata={"network": type(net).__name__})
+                    num_param_updates=updated, entry="train_step" if updated else "predict",
+                    tuning_db=kwargs.get("tuning_db"), metadata={"network": type(net).__name__})
     return path

@@ -114,14 +114,7 @@ class CudaEntryPoint(EntryPoint):
 
     def __init__(self, name: str, record: Mapping[str, Any], table: Mapping[str, Any], functions: Mapping[str, Any],
                  driver: Driver, weights: dict[str, np.ndarray]):
-        self.name = name
-        self.inputs: list[dict] = record["inputs"]
-        self.params: list[dict] = record["params"]
-        self.outputs: list[dict] = record["outputs"]
-        self.output_refs: list[dict] = record["output_refs"]
-        self.param_updates: list[dict] = record.get("param_updates", [])
-        self.arena_bytes: int = record["arena_bytes"]
-        self._weights = weights
+        self._read_record(name, record, weights)
         self._driver = driver
         self._buffers = record["buffers"]
         self._prepared = record.get("prepared", [])
@@ -134,8 +127,6 @@ class CudaEntryPoint(EntryPoint):
         self._scratch: dict[tuple[str, int], int] = {}
         self._prepare = self._record(record.get("prepare_steps", []), table, functions)
         self._steps = self._record(record["steps"], table, functions)
-        self._params_for: Any = None
-        self._prepared_for: Any = None
 
     def _alloc(self, spec: Mapping[str, Any]) -> int:
         pointer = self._driver.alloc(_nbytes(spec))
@@ -167,12 +158,8 @@ class CudaEntryPoint(EntryPoint):
                                  launch["dynamic_shared_bytes"], pointers, values))
         return launches
 
-    def __call__(self, *inputs: Any, params: Mapping[str, Any] | None = None,
-                 params_key: Any = None) -> list[np.ndarray]:
-        """Run the entry point on the GPU (see :meth:`EntryPoint.__call__`)."""
-        data = self._check_inputs(inputs)
-        weights = self._resolve_params(params)
-        key = ("stored",) if params is None else params_key
+    def _execute(self, data: list[np.ndarray], weights: list[np.ndarray], key: Any) -> list[np.ndarray]:
+        """Run the kernels on the GPU (see :meth:`EntryPoint._execute`)."""
         if key is None or key != self._params_for:
             self._params_for = None
             for pointer, array in zip(self._slots["param"], weights):

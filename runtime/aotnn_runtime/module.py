@@ -14,6 +14,7 @@ import tvm_ffi
 from .buffers import aligned_empty, as_aligned
 from .errors import ArtifactError, InputError
 from .manifest import read_manifest
+from .weights import WeightStore, load_npz, read_weights, save_into_artifact, save_npz
 
 _REF_KINDS = ("input", "param", "buffer", "output", "prepared")
 
@@ -25,15 +26,8 @@ def _spec_text(spec: Mapping[str, Any]) -> str:
 class EntryPoint:
     """One compiled function of an artifact (``predict``, ``train_step``...)."""
 
-    def __init__(self, name: str, record: Mapping[str, Any], library: Any, weights: dict[str, np.ndarray]):
-        self.name = name
-        self.inputs: list[dict] = record["inputs"]
-        self.params: list[dict] = record["params"]
-        self.outputs: list[dict] = record["outputs"]
-        self.output_refs: list[dict] = record["output_refs"]
-        self.param_updates: list[dict] = record.get("param_updates", [])
-        self.arena_bytes: int = record["arena_bytes"]
-        self._weights = weights
+    def __init__(self, name: str, record: Mapping[str, Any], library: Any, weights: Mapping[str, np.ndarray]):
+        self._read_record(name, record, weights)
         self._arena = aligned_empty((max(self.arena_bytes, 1),), np.uint8)
         self._buffers = []
         for buf in record["buffers"]:
@@ -41,9 +35,26 @@ class EntryPoint:
             self._buffers.append(tvm_ffi.from_dlpack(view))
         self._prepared = [tvm_ffi.from_dlpack(aligned_empty(tuple(spec["shape"]), spec["dtype"]))
                           for spec in record.get("prepared", [])]
-        self._prepared_for: Any = None
         self._prepare_steps = self._load_steps(record.get("prepare_steps", []), library)
         self._steps = self._load_steps(record["steps"], library)
+
+    def _read_record(self, name: str, record: Mapping[str, Any], weights: Mapping[str, np.ndarray]) -> None:
+        """The tensor tables every executor reads from an entry's record."""
+        self.name = name
+        self.inputs: list[dict] = record["inputs"]
+        self.params: list[dict] = record["params"]
+        self.outputs: list[dict] = record["outputs"]
+        self.output_refs: list[dict] = record["output_refs"]
+        self.param_updates: list[dict] = record.get("param_updates", [])
+        self.arena_bytes: int = record["arena_bytes"]
+        self._weights = weights if isinstance(weights, WeightStore) else WeightStore(weights)
+        for update in self.param_updates:
+            if not (0 <= update.get("param", -1) < len(self.params) and 0 <= update.get("output", -1) < len(self.outputs)):
+                raise ArtifactError(f"entry {name!r}: malformed parameter update {update!r}")
+        updated_outputs = {update["output"] for update in self.param_updates}
+        self._user_outputs = [i for i in range(len(self.outputs)) if i not in updated_outputs]
+        self._params_for: Any = None  # what the device copies of the parameters hold (GPU executors)
+        self._prepared_for: Any = None  # what the param-only steps last ran on
 
     def _load_steps(self, steps: list[dict], library: Any) -> list:
         loaded = []
@@ -101,23 +112,74 @@ class EntryPoint:
                                  f"weights for it and none was passed in params")
         return resolved
 
+    @property
+    def updated_parameters(self) -> list[str]:
+        """Names of the parameters a call updates, in update order."""
+        return [self.params[update["param"]]["name"] for update in self.param_updates]
+
     def __call__(self, *inputs: Any, params: Mapping[str, Any] | None = None,
                  params_key: Any = None) -> list[np.ndarray]:
-        """Run the entry point and return its outputs as new numpy arrays.
+        """Run the entry point; a training step also writes its parameter updates back.
+
+        A training step (an entry with ``param_updates``: weights, BatchNorm statistics,
+        optimizer moments) updates IN PLACE the arrays it read: the module's stored weights, or
+        the caller's arrays for the parameters given in ``params``. It returns only what the
+        network returns (the loss of ``TrainOneStepCell``), like calling the cell in aotnn.
 
         Args:
             inputs: one array per declared input, in order.
-            params: optional mapping from parameter name to array, overriding stored weights.
+            params: optional mapping from parameter name to array, overriding stored weights;
+                for a training step, the arrays of updated parameters must be writable numpy
+                arrays of the declared shape and dtype.
             params_key: a value that changes whenever the contents of ``params`` change; the
                 steps that depend on parameters only (weight re-layouts) re-run only then.
                 None with ``params`` given: they re-run on every call.
         Returns:
-            list of numpy arrays, one per declared output.
+            list of numpy arrays, one per output of the network.
         Raises:
-            InputError: wrong input count, shape or dtype, or a parameter without a value.
+            InputError: wrong input count, shape or dtype, or a parameter without a value, or
+                (training) a given parameter that cannot be updated in place.
+        """
+        if not self.param_updates:
+            return self.raw(*inputs, params=params, params_key=params_key)
+        targets = self._update_targets(params)
+        results = self.raw(*inputs, params=params, params_key=params_key)
+        for update, target in zip(self.param_updates, targets):
+            target[...] = results[update["output"]]
+        self._weights.version += 1
+        self._params_for = self._prepared_for = None
+        return [results[i] for i in self._user_outputs]
+
+    def _update_targets(self, params: Mapping[str, Any] | None) -> list[np.ndarray]:
+        """The arrays a training step writes into, checked before anything runs."""
+        targets = []
+        for update in self.param_updates:
+            spec = self.params[update["param"]]
+            name = spec["name"]
+            if params is not None and name in params:
+                target = params[name]
+                if not (isinstance(target, np.ndarray) and target.flags.writeable):
+                    raise InputError(f"{self.name}: parameter {name!r} is updated by this training step; "
+                                     f"expected a writable numpy array, got {type(target).__name__}")
+            else:
+                target = self._weights.get(name)
+            targets.append(target)
+        return targets
+
+    def raw(self, *inputs: Any, params: Mapping[str, Any] | None = None,
+            params_key: Any = None) -> list[np.ndarray]:
+        """Run the entry point and return ALL its outputs, parameter updates last, writing nothing back.
+
+        For a caller that manages parameter state itself (aotnn's in-process calls); arguments
+        and errors as :meth:`__call__`.
         """
         data = self._check_inputs(inputs)
         weights = self._resolve_params(params)
+        key = ("stored", self._weights.version) if params is None else params_key
+        return self._execute(data, weights, key)
+
+    def _execute(self, data: list[np.ndarray], weights: list[np.ndarray], key: Any) -> list[np.ndarray]:
+        """Run the kernels on checked inputs and parameters; ``key`` names the parameters' contents."""
         outputs = [aligned_empty(tuple(spec["shape"]), spec["dtype"]) for spec in self.outputs]
         handles = {
             "input": [tvm_ffi.from_dlpack(array) for array in data],
@@ -126,7 +188,6 @@ class EntryPoint:
             "output": [tvm_ffi.from_dlpack(array) for array in outputs],
             "prepared": self._prepared,
         }
-        key = ("stored",) if params is None else params_key
         if self._prepare_steps and (key is None or key != self._prepared_for):
             self._prepared_for = None
             for kernel, args in self._prepare_steps:
@@ -176,24 +237,8 @@ class Module:
         self._entries = {name: EntryPoint(name, record, self._library, self.weights)
                          for name, record in self.manifest["entries"].items()}
 
-    def _load_weights(self) -> dict[str, np.ndarray]:
-        table = self.manifest.get("weights")
-        if not table:
-            return {}
-        path = os.path.join(self.path, table["file"])
-        blob = np.fromfile(path, dtype=np.uint8) if os.path.isfile(path) else None
-        if blob is None:
-            raise ArtifactError(f"artifact {self.path!r}: missing weights file {table['file']!r}")
-        weights = {}
-        for record in table["tensors"]:
-            end = record["offset"] + record["nbytes"]
-            if end > blob.size:
-                raise ArtifactError(f"artifact {self.path!r}: weights file {table['file']!r} is truncated "
-                                    f"({blob.size} bytes, tensor {record['name']!r} needs {end})")
-            array = aligned_empty(tuple(record["shape"]), record["dtype"])
-            array.reshape(-1).view(np.uint8)[:] = blob[record["offset"]:end]
-            weights[record["name"]] = array
-        return weights
+    def _load_weights(self) -> WeightStore:
+        return read_weights(self.path, self.manifest)
 
     @property
     def entry_points(self) -> list[str]:
@@ -205,9 +250,50 @@ class Module:
             raise KeyError(f"entry: expected one of {self.entry_points}, got {entry!r}")
         return self._entries[entry]
 
-    def run(self, *inputs: Any, entry: str = "predict", params: Mapping[str, Any] | None = None) -> list[np.ndarray]:
-        """Run ``entry`` on numpy inputs and return its outputs (see :meth:`EntryPoint.__call__`)."""
+    def run(self, *inputs: Any, entry: str | None = None, params: Mapping[str, Any] | None = None) -> list[np.ndarray]:
+        """Run ``entry`` on numpy inputs and return its outputs (see :meth:`EntryPoint.__call__`).
+
+        ``entry`` defaults to the artifact's only entry point (else ``"predict"``). A training
+        step (``aotnn.export`` of a ``TrainOneStepCell``) updates the stored weights in place and
+        returns the loss: calling ``run(x, y)`` in a loop trains.
+        """
+        if entry is None:
+            entry = self.entry_points[0] if len(self._entries) == 1 else "predict"
         return self[entry](*inputs, params=params)
+
+    def parameters(self) -> dict[str, np.ndarray]:
+        """Copies of the stored parameters by name (weights, statistics, optimizer state)."""
+        return {name: self.weights[name].copy() for name in self.weights.parameter_names()}
+
+    def get_parameter(self, name: str) -> np.ndarray:
+        """A copy of the stored parameter ``name``.
+
+        Raises:
+            KeyError: the artifact stores no parameter of that name.
+        """
+        if name not in self.weights.parameter_names():
+            raise KeyError(f"name: expected one of {self.weights.parameter_names()}, got {name!r}")
+        return self.weights[name].copy()
+
+    def save_weights(self, path: str | os.PathLike | None = None) -> None:
+        """Write the current stored weights atomically (a temporary file, then a rename).
+
+        Args:
+            path: a ``.npz`` file to write the parameters to (read back with :meth:`load_weights`);
+                None: update the artifact itself, so loading it again resumes from these weights.
+        """
+        if path is None:
+            save_into_artifact(self.path, self.manifest, self.weights)
+        else:
+            save_npz(os.fspath(path), self.weights)
+
+    def load_weights(self, path: str | os.PathLike) -> None:
+        """Replace stored parameters with those of a ``.npz`` written by :meth:`save_weights`.
+
+        Raises:
+            InputError: a name, shape or dtype the artifact does not have (nothing is changed).
+        """
+        load_npz(os.fspath(path), self.weights)
 
     def set_num_threads(self, count: int) -> None:
         """Set how many threads parallel kernels use (default: all cores)."""

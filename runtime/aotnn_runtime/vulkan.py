@@ -135,14 +135,7 @@ class VulkanEntryPoint(EntryPoint):
     def __init__(self, name: str, record: Mapping[str, Any], kernels: _Kernels, device: Any,
                  weights: dict[str, np.ndarray]):
         wgpu = _wgpu()
-        self.name = name
-        self.inputs: list[dict] = record["inputs"]
-        self.params: list[dict] = record["params"]
-        self.outputs: list[dict] = record["outputs"]
-        self.output_refs: list[dict] = record["output_refs"]
-        self.param_updates: list[dict] = record.get("param_updates", [])
-        self.arena_bytes: int = record["arena_bytes"]
-        self._weights = weights
+        self._read_record(name, record, weights)
         self._device = device
         self._usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
         self._buffers = record["buffers"]
@@ -163,8 +156,6 @@ class VulkanEntryPoint(EntryPoint):
                           for index, ref in enumerate(self.output_refs) if ref["kind"] == "output" and ref["index"] == index]
         self._staging = [device.create_buffer(size=size, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
                          for _, _, _, size in self._readback]
-        self._params_for: Any = None
-        self._prepared_for: Any = None
 
     # -- memory
     def _new(self, spec: Mapping[str, Any]) -> tuple[Any, int, int]:
@@ -238,12 +229,6 @@ class VulkanEntryPoint(EntryPoint):
             self._scratch[(fname, index)] = (self._device.create_buffer(size=size, usage=self._usage), 0, size)
         return self._scratch[(fname, index)]
 
-    def _check_ref(self, ref: Mapping[str, Any]) -> None:
-        limits = {"input": len(self.inputs), "param": len(self.params), "buffer": len(self._buffers),
-                  "output": len(self.outputs), "prepared": len(self._prepared)}
-        if ref.get("kind") not in limits or not 0 <= ref.get("index", -1) < limits[ref["kind"]]:
-            raise ArtifactError(f"entry {self.name!r}: malformed argument reference {ref!r}")
-
     # -- running
     def _upload(self, kind: str, arrays: Sequence[np.ndarray]) -> None:
         for (buffer, offset, _), array in zip(self._slots[kind], arrays):
@@ -255,12 +240,8 @@ class VulkanEntryPoint(EntryPoint):
             if data.size:
                 self._device.queue.write_buffer(buffer, offset, data)
 
-    def __call__(self, *inputs: Any, params: Mapping[str, Any] | None = None,
-                 params_key: Any = None) -> list[np.ndarray]:
-        """Run the entry point on the Vulkan device (see :meth:`EntryPoint.__call__`)."""
-        data = self._check_inputs(inputs)
-        weights = self._resolve_params(params)
-        key = ("stored",) if params is None else params_key
+    def _execute(self, data: list[np.ndarray], weights: list[np.ndarray], key: Any) -> list[np.ndarray]:
+        """Run the kernels on the Vulkan device (see :meth:`EntryPoint._execute`)."""
         if key is None or key != self._params_for:
             self._params_for = None
             self._upload("param", weights)
