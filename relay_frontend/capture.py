@@ -7,6 +7,8 @@ them, so the module's inputs are exactly the data and the parameters it reads.
 """
 from __future__ import annotations
 
+import re
+
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -44,6 +46,14 @@ def dtype_of(expr: relax.Expr) -> str:
     return str(expr.ty.dtype)
 
 
+def _identifier(name: str) -> str:
+    """``name`` as a C/WGSL identifier: kernel generators name buffers after Relax variables, and a
+    parameter such as ``0.weight`` (a SequentialCell child) would make ``0_weight``, which no
+    compiler accepts. The user-facing names (``param_names``, ``input_names``) stay unchanged."""
+    text = re.sub(r"[^0-9A-Za-z_]", "_", name)
+    return text if text[:1].isalpha() or text[:1] == "_" else f"v_{text}"
+
+
 class Capture:
     """Builds one Relax function, ``main``, from traced op calls."""
 
@@ -79,7 +89,7 @@ class Capture:
 
     def input(self, name: str, shape: Sequence[int], dtype: str) -> relax.Var:
         """Declare a data input of the function."""
-        var = relax.Var(name, ty=tensor_type(shape, dtype))
+        var = relax.Var(_identifier(name), ty=tensor_type(shape, dtype))
         self.inputs.append(var)
         self.input_names.append(name)
         return var
@@ -99,7 +109,7 @@ class Capture:
             unique, suffix = name, 1
             while unique in self.param_names or unique in self.input_names:
                 unique, suffix = f"{name}_{suffix}", suffix + 1
-            self.param_vars.append(relax.Var(unique, ty=tensor_type(shape, dtype)))
+            self.param_vars.append(relax.Var(_identifier(unique), ty=tensor_type(shape, dtype)))
             self.param_names.append(unique)
             self.param_keys.append(key)
         return self.param_vars[index]

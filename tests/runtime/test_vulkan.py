@@ -178,3 +178,15 @@ def test_cli_compiles_and_runs_for_vulkan(tmp_path):
     result = runner.invoke(main, ["run", str(out), "--input", str(tmp_path / "x.npy"), "--output", str(tmp_path / "y.npy")])
     assert result.exit_code == 0, result.output
     assert np.load(tmp_path / "y.npy").shape == (1, 10)
+
+
+def test_parameter_names_that_are_not_identifiers(tmp_path):
+    """SequentialCell names its parameters ``0.weight``; the shaders must still compile."""
+    net = aotnn.nn.SequentialCell([aotnn.nn.Dense(4, 3), aotnn.nn.ReLU()])
+    rng = np.random.default_rng(3)
+    weight, bias = rng.normal(size=(3, 4)).astype(np.float32), rng.normal(size=(3,)).astype(np.float32)
+    net[0].weight.set_data(aotnn.Tensor(weight))
+    net[0].bias.set_data(aotnn.Tensor(bias))
+    x = rng.normal(size=(2, 4)).astype(np.float32)
+    path = aotnn.export(net, aotnn.Tensor(x), file_name=str(tmp_path / "seq"), target="vulkan")
+    np.testing.assert_allclose(aotnn_runtime.load(path).run(x)[0], np.maximum(x @ weight.T + bias, 0), rtol=1e-5, atol=1e-6)
