@@ -5,8 +5,9 @@ from __future__ import annotations
 import inspect
 import keyword
 import os
-import tempfile
 from typing import Any
+
+from aotnn_runtime.weights import atomic_write
 
 from .common.parameter import Parameter
 from .common.tensor import Tensor
@@ -93,15 +94,7 @@ def export_onnx(net, *inputs: Any, file_name: str, opset: int | None = None) -> 
         path += ".onnx"
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    fd, staging = tempfile.mkstemp(prefix=".aotnn-onnx-", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as stream:
-            stream.write(model.SerializeToString())
-        os.replace(staging, path)
-    except BaseException:
-        if os.path.exists(staging):
-            os.remove(staging)
-        raise
+    atomic_write(path, lambda stream: stream.write(model.SerializeToString()))
     return path
 
 

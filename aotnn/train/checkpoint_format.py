@@ -23,13 +23,13 @@ values with the same tag are joined back into one tensor.
 from __future__ import annotations
 
 import os
-import tempfile
 import warnings
 from typing import Dict, Iterable, List, Tuple
 
 import numpy as np
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
+from aotnn_runtime.weights import atomic_write
 
 __all__ = ["write_checkpoint", "read_checkpoint", "CheckpointNotFoundError", "Checkpoint", "TensorProto",
            "TENSOR_TYPES"]
@@ -142,19 +142,12 @@ def write_checkpoint(path: str, items: List[Tuple[str, np.ndarray]]) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise FileNotFoundError(f"For 'write_checkpoint', the folder of {path!r} does not exist.")
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for chunk in encoded:
-                f.write(chunk)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+
+    def write(stream) -> None:
+        for chunk in encoded:
+            stream.write(chunk)
+
+    atomic_write(path, write)
 
 
 def _bfloat16_to_float32(content: bytes) -> np.ndarray:

@@ -62,6 +62,7 @@ def atomic_write(path: str, write: Any, suffix: str = "") -> None:
             write(stream)
             stream.flush()
             os.fsync(stream.fileno())
+        os.chmod(temp, 0o644)  # mkstemp makes 0600; the result should read like any written file
         os.replace(temp, path)
     except BaseException:
         if os.path.exists(temp):
