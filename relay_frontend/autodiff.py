@@ -7,6 +7,7 @@ private functions before lowering, so the training step stays ONE kernel sequenc
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -89,7 +90,12 @@ def grad_call(fn: Callable[[Sequence[relax.Expr]], tuple[list[relax.Expr], Captu
         mod = relax.transform.InlinePrivateFunctions()(mod)  # nested gradients (double backward)
         mod = relax.transform.Gradient("main", require_grads=require, target_index=0)(mod)
     except Exception as err:  # TVM names the op without a gradient rule
-        raise CaptureError(f"cannot differentiate this network: {str(err).strip().splitlines()[-1]}") from None
+        last = str(err).strip().splitlines()[-1]
+        missing = re.search(r"FPrimalGradient has not been registered for (\S+)", last)
+        if missing:
+            raise CaptureError(f"cannot differentiate this network: the op {missing.group(1)} has no gradient "
+                               f"rule (add one in relay_frontend/gradients.py)") from None
+        raise CaptureError(f"cannot differentiate this network: {last}") from None
     adjoint = _move_kernels(outer, mod, mod["main_adjoint"].without_attr("global_symbol"))
     gvar = outer.builder.add_func(adjoint, "grad_fn")
     # random samples drawn inside fn (dropout masks, sampled classes) are inputs of the sub-function too

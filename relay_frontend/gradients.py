@@ -1,7 +1,9 @@
-"""Gradient rules for Relax ops that TVM's ``Gradient`` pass does not differentiate."""
+"""Gradient rules for Relax ops that TVM's ``Gradient`` pass does not differentiate, or differentiates wrongly."""
 from __future__ import annotations
 
+import numpy as np
 from tvm import relax
+from tvm.relax.op._op_gradient import concat_grad as _tvm_concat_grad
 from tvm.relax.op.base import null_value, register_gradient
 
 _op = relax.op
@@ -21,6 +23,17 @@ def _register(op_name: str):
         try:
             register_gradient(op_name, fn)
         except Exception:  # already registered (a newer TVM may ship its own rule)
+            pass
+        return fn
+    return wrap
+
+
+def _override(op_name: str):
+    """Register a rule that replaces TVM's own (which sits at the default level 10)."""
+    def wrap(fn):
+        try:
+            register_gradient(op_name, fn, level=11)
+        except Exception:  # already overridden (module imported twice)
             pass
         return fn
     return wrap
@@ -76,3 +89,187 @@ _register("relax.min")(_reduce_extreme_grad)
 def _floor_grad(orig_var, orig_call, output_grad, ctx):
     # piecewise constant: zero almost everywhere (lgamma's reflection uses x - floor(x))
     return [_op.zeros_like(orig_call.args[0])]
+
+
+# -- convolutions ------------------------------------------------------------------------------
+# TVM's conv2d rule ignores dilation in the input gradient, and conv3d / the transposed
+# convolutions have none: these rules cover N-d NC<spatial> convolutions with any stride,
+# padding, dilation and groups, composed from convolutions that legalize.
+_CONV = {2: _op.nn.conv2d, 3: _op.nn.conv3d}
+_CONV_T = {2: _op.nn.conv2d_transpose, 3: _op.nn.conv3d_transpose}
+_LAYOUTS = {2: ("NCHW", "OIHW", "IOHW"), 3: ("NCDHW", "OIDHW", "IODHW")}
+
+
+def _shape(expr) -> list[int]:
+    return [int(d) for d in expr.ty.shape.values]
+
+
+def _check_conv_layouts(attrs, nd: int, transpose: bool) -> None:
+    data, oi, io = _LAYOUTS[nd]
+    kernel = io if transpose else oi
+    if attrs.data_layout != data or attrs.kernel_layout != kernel or attrs.out_layout != data:
+        raise ValueError(f"gradient of a convolution needs {data}/{kernel} layouts, got "
+                         f"{attrs.data_layout}/{attrs.kernel_layout}/{attrs.out_layout}")
+
+
+def _crop(expr, sizes: list[int]):
+    """The leading ``sizes`` positions of the spatial axes (axes 2, 3, ...)."""
+    axes = [2 + i for i in range(len(sizes))]
+    return _op.strided_slice(expr, axes=axes, begin=[0] * len(sizes), end=list(sizes))
+
+
+def _conv_input_grad(gy, weight, x_shape, strides, padding, dilation, groups, nd):
+    """d/dx of ``y = conv(x, weight)``: a transposed convolution of ``gy`` (weight kept OI..)."""
+    k, g_sp = _shape(weight)[2:], _shape(gy)[2:]
+    out = [(g_sp[i] - 1) * strides[i] - padding[i] - padding[nd + i] + dilation[i] * (k[i] - 1) + 1
+           for i in range(nd)]
+    extra = [x_shape[2 + i] - out[i] for i in range(nd)]
+    layout = _LAYOUTS[nd]
+    return _CONV_T[nd](gy, weight, strides=strides, padding=padding, output_padding=extra, dilation=dilation,
+                       groups=groups, data_layout=layout[0], kernel_layout=layout[2])
+
+
+def _conv_weight_grad(x, gy, w_shape, strides, padding, dilation, groups, nd):
+    """d/dw of ``y = conv(x, w)`` (w is (O, C/groups, k...)): a grouped convolution of ``x`` (batch and
+    channels swapped) with ``gy`` as kernel, stride and dilation exchanged, cropped to the kernel size."""
+    x_shape = _shape(x)
+    n, c, spatial = x_shape[0], x_shape[1], x_shape[2:]
+    cg = c // groups
+    # (N, C, S) -> (C/g, g*N, S): channel (group, n) of a batch of C/g images
+    data = _op.reshape(x, [n, groups, cg] + spatial)
+    data = _op.permute_dims(data, [2, 1, 0] + [3 + i for i in range(nd)])
+    data = _op.reshape(data, [cg, groups * n] + spatial)
+    kernel = _op.permute_dims(gy, [1, 0] + [2 + i for i in range(nd)])  # (O, N, S_out)
+    full = _CONV[nd](data, kernel, strides=dilation, padding=padding, dilation=strides, groups=groups)
+    full = _op.permute_dims(full, [1, 0] + [2 + i for i in range(nd)])  # (O, C/g, K')
+    return _crop(full, w_shape[2:])
+
+
+def _conv_attrs(attrs):
+    return ([int(s) for s in attrs.strides], [int(p) for p in attrs.padding], [int(d) for d in attrs.dilation],
+            int(attrs.groups))
+
+
+def _conv_grad(orig_var, orig_call, output_grad, ctx):
+    x, weight = orig_call.args
+    nd = len(_shape(x)) - 2
+    _check_conv_layouts(orig_call.attrs, nd, transpose=False)
+    strides, padding, dilation, groups = _conv_attrs(orig_call.attrs)
+    return [_conv_input_grad(output_grad, weight, _shape(x), strides, padding, dilation, groups, nd),
+            _conv_weight_grad(x, output_grad, _shape(weight), strides, padding, dilation, groups, nd)]
+
+
+def _conv_transpose_grad_nd(x, weight, gy, strides, padding, dilation, groups, nd):
+    """(dx, dw) of ``y = conv_transpose(x, w)``: the transpose of a convolution from y-space to x-space
+    with the same weight (IO.. read as OI..), so dx is that convolution of ``gy`` and dw its weight
+    gradient with ``x`` as output gradient."""
+    x_shape = _shape(x)
+    # end padding kept whole (output_padding only grows y): extra trailing outputs are cropped
+    dx = _CONV[nd](gy, weight, strides=strides, padding=padding, dilation=dilation, groups=groups)
+    dx = _crop(dx, x_shape[2:])
+    dw = _conv_weight_grad(gy, x, _shape(weight), strides, padding, dilation, groups, nd)
+    return [dx, dw]
+
+
+def _conv_transpose_grad(orig_var, orig_call, output_grad, ctx):
+    x, weight = orig_call.args
+    nd = len(_shape(x)) - 2
+    _check_conv_layouts(orig_call.attrs, nd, transpose=True)
+    strides, padding, dilation, groups = _conv_attrs(orig_call.attrs)
+    return _conv_transpose_grad_nd(x, weight, output_grad, strides, padding, dilation, groups, nd)
+
+
+@_register("relax.nn.conv1d_transpose")
+def _conv1d_transpose_grad(orig_var, orig_call, output_grad, ctx):
+    attrs = orig_call.attrs
+    if attrs.data_layout != "NCW" or attrs.kernel_layout != "IOW" or attrs.out_layout != "NCW":
+        raise ValueError("gradient of conv1d_transpose needs NCW/IOW layouts")
+    x, weight = orig_call.args
+    (s,), (pb, pe), (d,) = [int(v) for v in attrs.strides], [int(v) for v in attrs.padding], \
+        [int(v) for v in attrs.dilation]
+    # as a 2-D transposed convolution over a height-1 image
+    x4 = ctx.normalize(_op.expand_dims(x, 2))
+    w4 = ctx.normalize(_op.expand_dims(weight, 2))
+    g4 = ctx.normalize(_op.expand_dims(output_grad, 2))
+    dx, dw = _conv_transpose_grad_nd(x4, w4, g4, [1, s], [0, pb, 0, pe], [1, d], int(attrs.groups), 2)
+    return [_op.squeeze(dx, [2]), _op.squeeze(dw, [2])]
+
+
+_override("relax.nn.conv2d")(_conv_grad)
+_register("relax.nn.conv3d")(_conv_grad)
+_register("relax.nn.conv2d_transpose")(_conv_transpose_grad)
+_register("relax.nn.conv3d_transpose")(_conv_transpose_grad)
+
+
+def _concat_grad(orig_var, orig_call, output_grad, ctx):
+    # TVM's rule splits at an empty index list for a one-tensor concat, which is no tuple
+    fields = orig_call.args[0].ty.fields
+    if len(fields) == 1:
+        return [relax.Tuple([output_grad])]
+    return [_tvm_concat_grad(orig_var, orig_call, output_grad, ctx)[0]]
+
+
+_override("relax.concat")(_concat_grad)
+
+
+# -- shape ops TVM has no rule for ---------------------------------------------------------------
+@_register("relax.squeeze")
+def _squeeze_grad(orig_var, orig_call, output_grad, ctx):
+    return [_op.reshape(output_grad, _shape(orig_call.args[0]))]
+
+
+@_register("relax.tile")
+def _tile_grad(orig_var, orig_call, output_grad, ctx):
+    # output axis i is reps[i] copies of input axis i: view it as (reps[i], size[i]) and sum the copies
+    x = orig_call.args[0]
+    shape = _shape(x)
+    reps = [int(r) for r in orig_call.attrs.repeats]
+    rank = max(len(shape), len(reps))
+    shape = [1] * (rank - len(shape)) + shape
+    reps = [1] * (rank - len(reps)) + reps
+    split = [d for pair in zip(reps, shape) for d in pair]
+    summed = _op.sum(_op.reshape(output_grad, split), axis=list(range(0, 2 * rank, 2)))
+    return [_op.reshape(summed, _shape(x))]
+
+
+@_register("relax.prod")
+def _prod_grad(orig_var, orig_call, output_grad, ctx):
+    # d prod / d x_i = the product of the others. Over up to 1024 reduced elements that product is
+    # taken directly (x with its own entry set to 1: exact at zeros); beyond, prod / x_i.
+    x = orig_call.args[0]
+    shape = _shape(x)
+    rank = len(shape)
+    attrs = orig_call.attrs
+    axes = list(range(rank)) if attrs.axis is None else sorted(int(a) % rank for a in attrs.axis)
+    kept_shape = [1 if i in axes else d for i, d in enumerate(shape)]
+    g = _op.reshape(output_grad, kept_shape)
+    size = 1
+    for i in axes:
+        size *= shape[i]
+    if size > 1024:
+        return [_op.multiply(g, _op.divide(_op.reshape(orig_var, kept_shape), x))]
+    kept = [i for i in range(rank) if i not in axes]
+    perm = kept + axes
+    flat = _op.reshape(_op.permute_dims(x, perm), [shape[i] for i in kept] + [1, size])
+    eye = relax.const(np.eye(size, dtype=bool))
+    others = _op.prod(_op.where(eye, relax.const(1, _dtype(x)), flat), axis=[-1])  # (kept..., size)
+    others = _op.reshape(others, [shape[i] for i in perm])
+    others = _op.permute_dims(others, [perm.index(i) for i in range(rank)])
+    return [_op.multiply(others, g)]
+
+
+# -- piecewise-constant ops: zero gradient almost everywhere (as MindSpore's) ---------------------
+def _zero_grads(orig_var, orig_call, output_grad, ctx):
+    return [_op.zeros_like(arg) for arg in orig_call.args]
+
+
+for _name in ("relax.ceil", "relax.round", "relax.sign", "relax.floor_divide"):
+    _register(_name)(_zero_grads)
+
+
+@_register("relax.floor_mod")
+def _floor_mod_grad(orig_var, orig_call, output_grad, ctx):
+    # x mod y = x - floor(x / y) * y
+    x, y = orig_call.args
+    dy = _op.negative(_op.multiply(output_grad, _op.floor(_op.divide(x, y))))
+    return [_op.collapse_sum_to(output_grad, x.ty.shape), _op.collapse_sum_to(dy, y.ty.shape)]

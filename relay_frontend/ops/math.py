@@ -115,7 +115,9 @@ def lgamma_value(x: E) -> E:
     series, _ = _lanczos_sum(z)
     direct = (z + 0.5) * log(t) - t + log(series) + 0.5 * math.log(2.0 * math.pi)
     frac = x - floor(x)  # |sin(pi x)| = |sin(pi frac)|, without the precision loss of large |x|
-    reflected = math.log(math.pi) - log(absolute(sin(frac * math.pi))) - direct
+    # the unused reflection at integers x >= 0.5 would be inf, and its gradient 0 * inf = nan
+    safe = where(reflect, frac, 0.5)
+    reflected = math.log(math.pi) - log(absolute(sin(safe * math.pi))) - direct
     pole = (x <= 0.0) & frac.eq(0.0)
     out = where(reflect, reflected, direct)
     return where(pole | isinf(x), math.inf, out)
@@ -130,7 +132,7 @@ def digamma_value(x: E) -> E:
     series, derivative = _lanczos_sum(z)
     direct = log(t) + derivative / series - _LANCZOS_G / t
     frac = x - floor(x)
-    angle = frac * math.pi
+    angle = where(reflect, frac, 0.5) * math.pi  # keeps the unused branch (and its gradient) finite
     reflected = direct - math.pi * cos(angle) / sin(angle)
     pole = (x < 0.0) & frac.eq(0.0)  # at 0 the reflection gives -inf, as the limit from the right
     return where(pole, math.nan, where(reflect, reflected, direct))
