@@ -91,7 +91,20 @@ static int aotnn_parallel_barrier(int task_id, TVMParallelGroupEnv* penv) {
 }
 #else
 
-/* A persistent pool: workers sleep on a condition variable between launches. */
+/* A persistent pool: workers sleep on a condition variable between launches.
+ *
+ * A launch cuts the kernel's parallel loop into more chunks than there are threads
+ * (AOTNN_CHUNKS_PER_THREAD each) and every thread, the caller included, claims chunks until none
+ * is left. On a shared machine a thread that is descheduled, or slow to wake up, then delays the
+ * launch by at most the chunk it holds: the others run what it would have run, and the caller
+ * never waits for a worker that has not started. A claim is a compare-and-swap on
+ * (generation << 32 | next chunk), so a worker that wakes up late cannot claim a chunk of a later
+ * launch with this one's job. Kernels see the chunks as tasks (task_id, num_task); the default
+ * schedules use no barriers, which need all tasks to run at once. */
+#ifndef AOTNN_CHUNKS_PER_THREAD
+#define AOTNN_CHUNKS_PER_THREAD 4
+#endif
+
 static struct {
   pthread_mutex_t lock;
   pthread_cond_t wake;
@@ -103,32 +116,53 @@ static struct {
   FTVMParallelLambda job;
   void* cdata;
   TVMParallelGroupEnv env;
-  int pending;            /* workers still running the current job */
+  int workers;            /* workers the current launch may use */
+  uint64_t claim;         /* (generation & 0xffffffff) << 32 | next unclaimed chunk */
+  int finished;           /* chunks done */
   int status;
   /* barrier state */
   int barrier_count;
   unsigned long barrier_generation;
   pthread_cond_t barrier_cond;
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-          {0}, 0, 0, 0, NULL, NULL, {NULL, 0}, 0, 0, 0, 0, PTHREAD_COND_INITIALIZER};
+          {0}, 0, 0, 0, NULL, NULL, {NULL, 0}, 0, 0, 0, 0, 0, 0, PTHREAD_COND_INITIALIZER};
+
+/* Claims and runs chunks of launch `tag` until none is left; returns how many it ran. */
+static int aotnn_run_chunks(uint32_t tag, FTVMParallelLambda job, void* cdata, TVMParallelGroupEnv* env) {
+  int ran = 0;
+  for (;;) {
+    uint64_t seen = __atomic_load_n(&pool.claim, __ATOMIC_ACQUIRE);
+    for (;;) {
+      if ((uint32_t)(seen >> 32) != tag || (int)(uint32_t)seen >= env->num_task) return ran;
+      if (__atomic_compare_exchange_n(&pool.claim, &seen, seen + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) break;
+    }
+    int rc = job((int)(uint32_t)seen, env, cdata);
+    if (rc != 0) __atomic_store_n(&pool.status, rc, __ATOMIC_RELAXED);
+    ran++;
+    if (__atomic_add_fetch(&pool.finished, 1, __ATOMIC_ACQ_REL) == env->num_task) {
+      pthread_mutex_lock(&pool.lock);
+      pthread_cond_signal(&pool.done);
+      pthread_mutex_unlock(&pool.lock);
+    }
+  }
+}
 
 static void* aotnn_worker(void* arg) {
-  int task_id = (int)(intptr_t)arg;
+  int worker_id = (int)(intptr_t)arg;
   unsigned long seen = 0;
   pthread_mutex_lock(&pool.lock);
   for (;;) {
-    while (pool.generation == seen || task_id >= pool.env.num_task) {
+    while (pool.generation == seen || worker_id > pool.workers) {
       if (pool.generation != seen) seen = pool.generation; /* launch that does not need us */
       pthread_cond_wait(&pool.wake, &pool.lock);
     }
     seen = pool.generation;
     FTVMParallelLambda job = pool.job;
     void* cdata = pool.cdata;
+    TVMParallelGroupEnv env = pool.env;
     pthread_mutex_unlock(&pool.lock);
-    int rc = job(task_id, &pool.env, cdata);
+    aotnn_run_chunks((uint32_t)seen, job, cdata, &env);
     pthread_mutex_lock(&pool.lock);
-    if (rc != 0) pool.status = rc;
-    if (--pool.pending == 0) pthread_cond_signal(&pool.done);
   }
   return NULL;
 }
@@ -166,22 +200,31 @@ static int aotnn_parallel_launch(FTVMParallelLambda job, void* cdata, int num_ta
     pool.started++;
   }
   if (num_task > pool.started + 1) num_task = pool.started + 1;
+  if (num_task == 1) {
+    pthread_mutex_unlock(&pool.lock);
+    TVMParallelGroupEnv env = {NULL, 1};
+    return job(0, &env, cdata);
+  }
+  pool.generation++;
+  uint32_t tag = (uint32_t)pool.generation;
   pool.job = job;
   pool.cdata = cdata;
-  pool.env.num_task = num_task;
+  pool.env.num_task = num_task * AOTNN_CHUNKS_PER_THREAD;
   pool.env.sync_handle = NULL;
-  pool.pending = num_task - 1;
+  pool.workers = num_task - 1;
   pool.status = 0;
   pool.barrier_count = 0;
-  pool.generation++;
+  __atomic_store_n(&pool.finished, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&pool.claim, (uint64_t)tag << 32, __ATOMIC_RELEASE);
+  TVMParallelGroupEnv env = pool.env;
   pthread_cond_broadcast(&pool.wake);
   pthread_mutex_unlock(&pool.lock);
 
-  int rc = job(0, &pool.env, cdata);
+  aotnn_run_chunks(tag, job, cdata, &env);
 
   pthread_mutex_lock(&pool.lock);
-  while (pool.pending > 0) pthread_cond_wait(&pool.done, &pool.lock);
-  if (rc == 0) rc = pool.status;
+  while (__atomic_load_n(&pool.finished, __ATOMIC_ACQUIRE) < env.num_task) pthread_cond_wait(&pool.done, &pool.lock);
+  int rc = pool.status;
   pthread_mutex_unlock(&pool.lock);
   return rc;
 }

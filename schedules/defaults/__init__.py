@@ -3,15 +3,15 @@
 Two entry points, called by the build:
 
 - :func:`rewrite_relax` (Relax, before legalization): convolutions become NHWC kernels over
-  packed weights (``conv2d``), products with a parameter GEMMs over packed weights (``dense``),
-  unrolled LSTM steps one fused kernel each (``recurrent``), float32 transcendentals their
-  vectorizable forms (``fastmath``); ``layout`` carries the NHWC form through element-wise ops,
-  pooling and means. Weight packing reads parameters only: the build runs it once per
-  parameter change.
+  packed weights (``conv2d``; 3x3 stride-1 ones Winograd F(2x2, 3x3), ``winograd``), products
+  with a parameter GEMMs over packed weights (``dense``), unrolled LSTM steps one fused kernel
+  each (``recurrent``), float32 transcendentals their vectorizable forms (``fastmath``);
+  ``layout`` carries the NHWC form through element-wise ops, pooling and means. Weight packing
+  and transforms read parameters only: the build runs them once per parameter change.
 - :func:`apply_default_schedules` (TIR, the kernel module before ``tvm.compile``): each kernel
-  gets the first op-class schedule that applies (``conv2d``, ``dense``, ``recurrent``,
-  ``matmul``, ``reduction``, ``elementwise``, ``fallback``) and lowers; a kernel no rule can
-  schedule is kept as it was, so a schedule can cost speed but never correctness.
+  gets the first op-class schedule that applies (``winograd``, ``conv2d``, ``dense``,
+  ``recurrent``, ``matmul``, ``reduction``, ``elementwise``, ``fallback``) and lowers; a kernel
+  no rule can schedule is kept as it was, so a schedule can cost speed but never correctness.
 
 Tile sizes come from the target (``cpu``): vector width and register count (AVX-512, AVX2,
 NEON, SSE), and loops are spread over its cores when the work pays for a launch.
@@ -24,7 +24,7 @@ import tvm
 from tvm import tirx
 from tvm.s_tir import Schedule
 
-from . import conv2d, dense, elementwise, fallback, fastmath, layout, matmul, recurrent, reduction
+from . import conv2d, dense, elementwise, fallback, fastmath, layout, matmul, recurrent, reduction, winograd
 from .cpu import CpuInfo, cpu_info
 
 __all__ = ["apply_default_schedules", "rewrite_relax", "schedule_func", "schedule_with_rule", "CpuInfo", "cpu_info"]
@@ -32,7 +32,7 @@ __all__ = ["apply_default_schedules", "rewrite_relax", "schedule_func", "schedul
 _LOG = logging.getLogger(__name__)
 
 # Most specific first.
-SCHEDULE_RULES = (conv2d, dense, recurrent, matmul, reduction, reduction.rows, elementwise, fallback)
+SCHEDULE_RULES = (winograd, conv2d, dense, recurrent, matmul, reduction, reduction.rows, elementwise, fallback)
 RELAX_RULES = (recurrent.rewrite_rule, conv2d.rewrite_rule, dense.rewrite_rule, fastmath.rewrite_rule)
 
 

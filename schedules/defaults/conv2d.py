@@ -9,6 +9,11 @@ the same unpredicated code; only the write-back (where fused epilogues run) is c
 
 Depthwise convolution vectorizes over channels instead: ``acc[ow, c] += x[.., c] * w[kh, kw, c]``.
 
+3x3 stride-1 convolutions over maps of 30 tiles or more run as Winograd F(2x2, 3x3)
+(``winograd.py``), whose 16 products are this kernel as a grouped 1x1 convolution. Small maps
+with many channels (7x7) tile their ``OH x OW`` pixels as one row (``flat``): rows of 7 would
+waste an eighth of every 4-pixel tile.
+
 The computes are emitted at the Relax level (see ``layout.py``); the blocks keep the names below
 through fusion, which is how :func:`schedule` finds them in a fused kernel.
 """
@@ -19,7 +24,7 @@ from dataclasses import dataclass
 from tvm import relax, te, tirx
 from tvm.s_tir import Schedule
 
-from . import common
+from . import common, winograd
 from .cpu import CpuInfo
 from .layout import Rewriter, dtype_of, static_shape
 
@@ -27,6 +32,8 @@ CONV = "aotnn_conv2d"
 DEPTHWISE = "aotnn_dwconv2d"
 PAD = "aotnn_conv2d_pad"
 OUT = "aotnn_conv2d_out"
+UNFLAT = "aotnn_conv2d_unflat"
+OUT_ELEMWISE_FUSABLE = 4  # tvm.relax OpPatternKind.kOutEWiseFusable
 
 
 @dataclass(frozen=True)
@@ -146,10 +153,12 @@ def _out_size(size: int, kernel: int, stride: int, dilation: int, before: int, a
 
 
 def conv2d_nhwc(x: te.Tensor, wp: te.Tensor, *, strides, padding, dilation, groups: int, out_channels: int,
-                ow_block: int, ow_padded: int, nchw_input: bool = False) -> te.Tensor:
+                ow_block: int, ow_padded: int, nchw_input: bool = False, flat: bool = False) -> te.Tensor:
     """NHWC convolution with packed weights (see :func:`pack_weight`); padding is (top, left, bottom, right).
 
-    With ``nchw_input`` the input is NCHW (the result is NHWC all the same)."""
+    With ``nchw_input`` the input is NCHW (the result is NHWC all the same). With ``flat`` the
+    output rows are tiled as one row of ``OH x OW`` pixels (``ow_padded`` rounds that up): a
+    small map (7x7) then wastes less of its tiles than it does row by row."""
     n, h, w, ic = _nhwc_shape(x, nchw_input)
     oc_blocks, kh, kw, ic_per_group, oc_block = (int(d) for d in wp.shape)
     sh, sw = strides
@@ -157,7 +166,7 @@ def conv2d_nhwc(x: te.Tensor, wp: te.Tensor, *, strides, padding, dilation, grou
     oh = _out_size(h, kh, sh, dh, padding[0], padding[2])
     ow = _out_size(w, kw, sw, dw, padding[1], padding[3])
     rows = (oh - 1) * sh + (kh - 1) * dh + 1
-    cols = (ow_padded - 1) * sw + (kw - 1) * dw + 1
+    cols = ((ow if flat else ow_padded) - 1) * sw + (kw - 1) * dw + 1
     data = _padded_input(x, padding, rows, cols, nchw_input)
     rkh = te.reduce_axis((0, kh), "kh")
     rkw = te.reduce_axis((0, kw), "kw")
@@ -167,13 +176,40 @@ def conv2d_nhwc(x: te.Tensor, wp: te.Tensor, *, strides, padding, dilation, grou
     def channel(o):
         return ric if groups == 1 else (o // oc_per_group) * ic_per_group + ric
 
-    acc = te.compute(
-        (n, oh, ow_padded, oc_blocks * oc_block),
-        lambda b, i, j, o: te.sum(
-            data[b, i * sh + rkh * dh, j * sw + rkw * dw, channel(o)] * wp[o // oc_block, rkh, rkw, ric, o % oc_block],
-            axis=[rkh, rkw, ric]),
-        name=CONV, attrs={"aotnn_tile_ow": ow_block, "aotnn_tile_oc": oc_block})
+    def product(b, i, j, o):
+        return data[b, i * sh + rkh * dh, j * sw + rkw * dw, channel(o)] * wp[o // oc_block, rkh, rkw, ric, o % oc_block]
+
+    attrs = {"aotnn_tile_ow": ow_block, "aotnn_tile_oc": oc_block}
+    if flat:  # pixel m is (m // OW, m % OW); the padded tail recomputes the last pixel
+        last = oh * ow - 1
+        acc = te.compute((n, 1, ow_padded, oc_blocks * oc_block), lambda b, _, m, o: te.sum(
+            product(b, tirx.min(m, last) // ow, tirx.min(m, last) % ow, o), axis=[rkh, rkw, ric]),
+            name=CONV, attrs=attrs)
+        pixels = te.compute((n, 1, oh * ow, out_channels), lambda b, _, m, o: acc[b, 0, m, o], name=OUT)
+        return te.compute((n, oh, ow, out_channels), lambda b, i, j, o: pixels[b, 0, i * ow + j, o], name=UNFLAT)
+    acc = te.compute((n, oh, ow_padded, oc_blocks * oc_block),
+                     lambda b, i, j, o: te.sum(product(b, i, j, o), axis=[rkh, rkw, ric]), name=CONV, attrs=attrs)
     return te.compute((n, oh, ow, out_channels), lambda b, i, j, o: acc[b, i, j, o], name=OUT)
+
+
+def use_flat(cpu: CpuInfo, oc: int, oc_per_group: int, oh: int, ow: int) -> Conv2dPlan | None:
+    """The plan of a flat convolution (see :func:`conv2d_nhwc`) where it beats row tiles, else None.
+
+    Only for small maps with many channels: a task is then a channel block, and there must be
+    enough of them to share among the cores.
+    """
+    if ow > 16 or oh * ow > 256 or oc < 128:
+        return None
+    rows = plan_conv2d(cpu, oc, oc_per_group, ow, "float32")
+    flat = plan_conv2d(cpu, oc, oc_per_group, oh * ow, "float32")
+    if _plan_score(cpu, flat, oh * ow) > 1.05 * _plan_score(cpu, rows, ow):
+        return flat
+    return None
+
+
+def _plan_score(cpu: CpuInfo, plan: Conv2dPlan, width: int) -> float:
+    vectors = max(1, -(-plan.oc_block // cpu.lanes("float32")))
+    return plan.ow_block * vectors / (plan.ow_block + vectors) * width / plan.ow_padded
 
 
 def depthwise_nhwc(x: te.Tensor, wd: te.Tensor, *, strides, padding, dilation, c_block: int, ow_block: int,
@@ -239,15 +275,48 @@ def rewrite_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
         out = bb.call_te(depthwise_nhwc, data, packed, strides=strides, padding=padding, dilation=dilation,
                          c_block=plan.oc_block, ow_block=plan.ow_block, ow_padded=plan.ow_padded,
                          primfunc_name_hint="aotnn_dwconv2d")
+    elif not nchw_input and winograd.applies(x_shape, w_shape, strides, padding, dilation, groups):
+        out = _winograd(rw, data, weight, w, oc, x_shape[2], x_shape[3])
     else:
-        plan = plan_conv2d(rw.cpu, oc, oc // groups, ow, "float32")
+        flat = None if nchw_input else use_flat(rw.cpu, oc, oc // groups, out_shape[2], ow)
+        plan = flat or plan_conv2d(rw.cpu, oc, oc // groups, ow, "float32")
         packed = rw.emit_once(("conv2d", w, plan.oc_block, plan.oc_padded), lambda: bb.call_te(
             pack_weight, weight, plan.oc_block, plan.oc_padded, primfunc_name_hint="aotnn_pack_conv_weight"))
         out = bb.call_te(conv2d_nhwc, data, packed, strides=strides, padding=padding, dilation=dilation,
                          groups=groups, out_channels=oc, ow_block=plan.ow_block, ow_padded=plan.ow_padded,
-                         nchw_input=nchw_input, primfunc_name_hint="aotnn_conv2d")
+                         nchw_input=nchw_input, flat=flat is not None, primfunc_name_hint="aotnn_conv2d")
     rw.set_nhwc(var, bb.emit(out))
     return True
+
+
+def _winograd(rw: Rewriter, data: relax.Expr, weight: relax.Expr, key: relax.Expr, oc: int,
+              height: int, width: int) -> relax.Expr:
+    """A 3x3 stride-1 convolution as Winograd F(2x2, 3x3): transforms around 16 grouped products."""
+    bb = rw.bb
+    tiles_h, tiles_w = (height + 1) // 2, (width + 1) // 2
+    flat = use_flat(rw.cpu, winograd.TILES * oc, oc, tiles_h, tiles_w)
+    plan = flat or plan_conv2d(rw.cpu, winograd.TILES * oc, oc, tiles_w, "float32")
+    packed = rw.emit_once(("winograd", key, plan.oc_block), lambda: bb.call_te(
+        winograd.pack_weight, weight, plan.oc_block, primfunc_name_hint="aotnn_pack_wino_weight"))
+    tiles = bb.emit(_fuse_like_conv(bb, bb.call_te(winograd.input_transform, data,
+                                                   primfunc_name_hint="aotnn_wino_input")))
+    products = bb.emit(bb.call_te(conv2d_nhwc, tiles, packed, strides=(1, 1), padding=(0, 0, 0, 0), dilation=(1, 1),
+                                  groups=winograd.TILES, out_channels=winograd.TILES * oc, ow_block=plan.ow_block,
+                                  ow_padded=plan.ow_padded, flat=flat is not None, primfunc_name_hint="aotnn_conv2d"))
+    return _fuse_like_conv(bb, bb.call_te(winograd.output_transform, products, oc, height, width,
+                                          primfunc_name_hint="aotnn_wino_output"))
+
+
+def _fuse_like_conv(bb: relax.BlockBuilder, call: relax.Call) -> relax.Call:
+    """Mark ``call``'s kernel as fusable like a convolution: with its element-wise epilogue only.
+
+    A transform is injective, and FuseOps would pull the injective producers of its epilogue
+    into its kernel too: batch-norm statistics that read parameters only, which then run once
+    per element and per call instead of once per parameter change.
+    """
+    gvar = call.args[0]
+    bb.update_func(gvar, bb.get()[gvar].with_attr("op_pattern", OUT_ELEMWISE_FUSABLE))
+    return call
 
 
 # ---------------------------------------------------------------- schedules
@@ -264,6 +333,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     pad = common.find_block(sch, PAD)
     if out is None:
         raise common.NotScheduled("convolution without its output stage")
+    unflat = common.find_block(sch, UNFLAT) is not None
     common.inline_producers(sch, pad if pad is not None else conv)
     common.inline_consumers(sch, out)
 
@@ -322,6 +392,10 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     common.parallel_if_worth(sch, task, work, cpu)
     # last: vectorize/parallel need the reduction block whole
     sch.decompose_reduction(conv, reduction[0])
+    if unflat:  # pixels back to rows, with the epilogue: a pass of its own
+        for block in common.output_blocks(sch):
+            if common.block_name(sch, block) != OUT:
+                common.schedule_injective_block(sch, block, cpu)
 
 
 def _tile(stmt, which: str) -> int:

@@ -17,7 +17,7 @@ import tvm
 from tvm import relax, te, tirx
 from tvm.s_tir import Schedule
 
-from . import common
+from . import common, fastmath
 from .cpu import CpuInfo
 from .layout import Rewriter, dtype_of, static_shape
 
@@ -168,10 +168,6 @@ def _step_source(bound, gates_in, shape):
 
 # ---------------------------------------------------------------- TE computes
 
-def _sigmoid(x):
-    return tirx.const(1.0, "float32") / (tirx.const(1.0, "float32") + tirx.exp(-x))
-
-
 def pack_weight(w: te.Tensor, hidden_block: int) -> te.Tensor:
     """W_hh (4H, K) -> (H / hb, K, 4, hb): a hidden block's four gates side by side."""
     rows, k = (int(d) for d in w.shape)
@@ -189,20 +185,23 @@ def lstm_step(gates_in: te.Tensor, h: te.Tensor, c: te.Tensor, wp: te.Tensor, *b
                      lambda b, q, j: te.sum(h[b, rk] * wp[j // hidden_block, rk, q, j % hidden_block], axis=[rk]),
                      name=GATES, attrs={"aotnn_tile_h": hidden_block})
 
-    def gate(b, j, q):
-        value = acc[b, q, j]
-        value = value + (gates_in[step, b, q * hidden + j] if step is not None else gates_in[b, q * hidden + j])
-        if bias:
-            value = value + bias[0][q * hidden + j]
-        return value
+    def gate_tensor(q: int) -> te.Tensor:
+        def element(b, j):
+            value = acc[b, q, j]
+            value = value + (gates_in[step, b, q * hidden + j] if step is not None else gates_in[b, q * hidden + j])
+            return value + bias[0][q * hidden + j] if bias else value
+        return te.compute((batch, hidden), element, name=f"aotnn_lstm_gate{q}")
 
-    def cell(b, j):
-        return _sigmoid(gate(b, j, 1)) * c[b, j] + _sigmoid(gate(b, j, 0)) * tirx.tanh(gate(b, j, 2))
-
-    # h' recomputes c' instead of reading it: both then depend on the gates only, so that the
-    # schedule can put the two under one loop nest with the gates computed right before them
-    c_new = te.compute((batch, hidden), cell, name=CELL)
-    h_new = te.compute((batch, hidden), lambda b, j: _sigmoid(gate(b, j, 3)) * tirx.tanh(cell(b, j)), name=HIDDEN)
+    i, f, g, o = (gate_tensor(q) for q in range(4))
+    # vectorizable transcendentals (these stages are inlined into the two below)
+    sig_i, sig_f, sig_o, tanh_g = fastmath.sigmoid(i), fastmath.sigmoid(f), fastmath.sigmoid(o), fastmath.tanh(g)
+    cell = te.compute((batch, hidden), lambda b, j: sig_f[b, j] * c[b, j] + sig_i[b, j] * tanh_g[b, j],
+                      name="aotnn_lstm_cell")
+    tanh_c = fastmath.tanh(cell)
+    # h' recomputes c' (``cell`` is inlined into both) instead of reading it: both then depend on the
+    # gates only, so that the schedule can put them under one loop nest right after the gates
+    c_new = te.compute((batch, hidden), lambda b, j: cell[b, j], name=CELL)
+    h_new = te.compute((batch, hidden), lambda b, j: sig_o[b, j] * tanh_c[b, j], name=HIDDEN)
     return [h_new, c_new]
 
 
@@ -249,6 +248,9 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     work = common.block_work(sch, gates)
     hidden_block = int(sch.get(gates).annotations["aotnn_tile_h"])
     common.inline_producers(sch, gates)
+    for block in common.root_blocks(sch):  # the gate arithmetic, into c' and h'
+        if common.block_name(sch, block) not in (GATES, CELL, HIDDEN):
+            sch.compute_inline(block)
     # a task owns a block of hidden units: their four gates, then their c and h
     nests = []
     for block in (cell, hidden):

@@ -6,7 +6,7 @@ import torch.nn.functional as F
 
 from aotnn import Tensor, nn, ops
 from default_schedule_helpers import assert_close, randomize, rules_used, t
-from schedules.defaults.conv2d import plan_conv2d, plan_depthwise
+from schedules.defaults.conv2d import plan_conv2d, plan_depthwise, use_flat
 from schedules.defaults.cpu import CpuInfo
 
 AVX2 = CpuInfo(256, 16, 2)
@@ -124,3 +124,94 @@ def test_depthwise_tiles_divide_the_channels():
     for channels in (32, 96, 20, 7, 144):
         plan = plan_depthwise(AVX2, channels, 14, "float32")
         assert channels % plan.oc_block == 0
+
+
+# 3x3 stride-1 'same' convolutions over even sizes run as Winograd F(2x2, 3x3)
+WINOGRAD_CASES = {
+    "winograd_square": (1, 16, 24, 12, 12),
+    "winograd_batch2_odd": (2, 8, 16, 7, 13),
+}
+
+
+class TwoConvs(nn.Cell):
+    """A convolution on the network's NCHW input, then one on its channels-last result (Winograd)."""
+
+    def __init__(self, cin, cout, first, second, bias):
+        super().__init__()
+        self.first = nn.Conv2d(cin, cin, 3, pad_mode="pad", padding=1, weight_init=Tensor(first))
+        self.second = nn.Conv2d(cin, cout, 3, pad_mode="pad", padding=1, has_bias=True, weight_init=Tensor(second),
+                                bias_init=Tensor(bias))
+
+    def construct(self, x):
+        return self.second(self.first(x))
+
+
+@pytest.mark.parametrize("case", list(WINOGRAD_CASES), ids=list(WINOGRAD_CASES))
+def test_winograd_convolution_matches_torch(case):
+    n, cin, cout, h, w = WINOGRAD_CASES[case]
+    rng = np.random.default_rng(len(case) + 11)
+    x = rng.standard_normal((n, cin, h, w)).astype(np.float32)
+    first = (rng.standard_normal((cin, cin, 3, 3)) / np.sqrt(9 * cin)).astype(np.float32)
+    second = (rng.standard_normal((cout, cin, 3, 3)) / np.sqrt(9 * cin)).astype(np.float32)
+    bias = rng.standard_normal(cout).astype(np.float32)
+    net = TwoConvs(cin, cout, first, second, bias)
+    want = F.conv2d(F.conv2d(t(x), t(first), None, 1, 1), t(second), t(bias), 1, 1)
+    assert_close(net(Tensor(x)), want)
+    rules = rules_used(lambda v: net(v), [("x", x.shape, "float32")])
+    wino = {name: rule for name, rule in rules.items() if "wino" in name and "pack" not in name}
+    assert len(wino) == 2 and all(rule == "winograd" for rule in wino.values()), rules
+    products = [name for name in rules if "conv2d" in name and "pack" not in name]
+    assert len(products) == 2 and all(rules[name] == "conv2d" for name in products), rules
+
+
+def test_winograd_fuses_batch_norm_residual_and_activation():
+    net = randomize(nn.SequentialCell([ConvBnAct(16, nn.ReLU()), ConvBnAct(16, nn.ReLU())]), seed=12)
+    net.set_train(False)
+    x = np.random.default_rng(13).standard_normal((1, 16, 12, 12)).astype(np.float32)
+    p = {name: t(param.asnumpy()) for name, param in net.parameters_and_names()}
+    y = t(x)
+    for i in range(2):
+        z = F.conv2d(y, p[f"{i}.conv.weight"], None, 1, 1)
+        z = F.batch_norm(z, p[f"{i}.bn.moving_mean"], p[f"{i}.bn.moving_variance"], p[f"{i}.bn.gamma"],
+                         p[f"{i}.bn.beta"], False, 0.0, 1e-5)
+        y = F.relu(z) + y
+    assert_close(net(Tensor(x)), y)
+    rules = rules_used(lambda v: net(v), [("x", x.shape, "float32")])
+    outputs = [name for name in rules if "wino_output" in name]
+    # the epilogue is in the output transform's kernel; the statistics stay out of it (parameters only)
+    assert len(outputs) == 1 and "relu" in outputs[0] and "sqrt" not in outputs[0], rules
+
+
+class ConvThenSmallMap(nn.Cell):
+    """A convolution on the NCHW input, then one onto a small map with many channels (flat tiles)."""
+
+    def __init__(self, cin, cout, kernel, stride, padding):
+        super().__init__()
+        self.first = nn.Conv2d(cin, cin, 3, pad_mode="pad", padding=1)
+        self.second = nn.Conv2d(cin, cout, kernel, stride, pad_mode="pad", padding=padding, has_bias=True)
+
+    def construct(self, x):
+        return ops.relu(self.second(self.first(x))) + 1.0
+
+
+# (in, out, size, kernel, stride, padding): 7x7 outputs
+FLAT_CASES = {"flat_1x1": (16, 128, 7, 1, 1, 0), "flat_3x3_stride2": (8, 128, 13, 3, 2, 1)}
+
+
+@pytest.mark.parametrize("case", list(FLAT_CASES), ids=list(FLAT_CASES))
+def test_flat_convolution_matches_torch(case):
+    cin, cout, size, k, stride, pad = FLAT_CASES[case]
+    net = randomize(ConvThenSmallMap(cin, cout, k, stride, pad), seed=len(case))
+    assert use_flat(AVX2, cout, cout, 7, 7) is not None
+    x = np.random.default_rng(14).standard_normal((1, cin, size, size)).astype(np.float32)
+    p = {name: t(param.asnumpy()) for name, param in net.parameters_and_names()}
+    y = F.conv2d(t(x), p["first.weight"], None, 1, 1)
+    y = F.relu(F.conv2d(y, p["second.weight"], p["second.bias"], stride, pad)) + 1.0
+    assert_close(net(Tensor(x)), y)
+
+
+def test_flat_tiles_only_for_small_maps_with_many_channels():
+    assert use_flat(AVX2, 512, 512, 7, 7) is not None
+    assert use_flat(AVX2, 16 * 256, 256, 7, 7) is not None  # Winograd's products of a 14x14 map
+    assert use_flat(AVX2, 64, 64, 56, 56) is None
+    assert use_flat(AVX2, 64, 64, 7, 7) is None  # too few channel blocks to share among the cores
