@@ -120,10 +120,18 @@ def parallel_if_worth(sch: Schedule, loop, work: int, cpu: CpuInfo, minimum: int
         sch.parallel(loop)
 
 
+def touches_bool(sch: Schedule, block) -> bool:
+    """Whether ``block`` reads or writes a bool buffer. TVM's LLVM code generator mixes the
+    in-memory (i8) and computed (i1) forms of a bool vector (``or <4 x i8>, <4 x i1>``), so such
+    blocks stay scalar."""
+    stmt = sch.get(block)
+    return any(str(region.source.dtype) == "bool" for region in list(stmt.reads) + list(stmt.writes))
+
+
 def vectorize_inner(sch: Schedule, block, loop, max_lanes: int) -> None:
     """Vectorize ``loop`` (the block's innermost) by its largest divisor up to ``max_lanes``."""
     size = extent(sch, loop)
-    if size is None or size <= 1:
+    if size is None or size <= 1 or touches_bool(sch, block):
         return
     if size <= max_lanes:
         sch.vectorize(loop)
@@ -150,6 +158,8 @@ def schedule_injective_block(sch: Schedule, block, cpu: CpuInfo) -> None:
     vector = next((f for f in (4 * lanes, 2 * lanes, lanes) if total % f == 0 and total >= f), None)
     if vector is None:
         vector = next((f for f in range(min(total, 4 * lanes), 1, -1) if total % f == 0), 1)
+    if touches_bool(sch, block):
+        vector = 1
     if vector > 1:
         outer, inner = sch.split(fused, [None, vector])
         sch.vectorize(inner)

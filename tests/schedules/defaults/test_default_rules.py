@@ -71,3 +71,20 @@ def test_failing_relax_rule_compiles_the_graph_unrewritten(monkeypatch, tmp_path
     weight = np.random.default_rng(1).standard_normal((4, 3, 3, 3)).astype(np.float32)
     net = nn.Conv2d(3, 4, 3, pad_mode="valid", weight_init=Tensor(weight))
     assert_close(net(Tensor(x)), F.conv2d(t(x), t(weight)))
+
+
+def test_kernels_with_bool_intermediates_compile_and_compute():
+    """igamma's kernels combine stored and computed bools; vectorizing them trips LLVM's verifier."""
+    import aotnn
+    from scipy import special
+
+    weights = np.arange(1, 9, dtype=np.float32)
+
+    class Weighted(nn.Cell):
+        def construct(self, a, x):
+            return (aotnn.ops.igamma(a, x) * Tensor(weights)).sum()
+
+    a = np.linspace(0.5, 4.0, 8, dtype=np.float32)
+    x = np.linspace(0.2, 5.0, 8, dtype=np.float32)
+    expected = float((special.gammainc(a.astype(np.float64), x.astype(np.float64)) * weights).sum())
+    assert abs(float(Weighted()(Tensor(a), Tensor(x)).asnumpy()) - expected) < 1e-4 * abs(expected)
