@@ -14,7 +14,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import ctypes
 import io
 import json
 import os
@@ -125,22 +124,8 @@ def aotnn_runner(net, arrays: list[np.ndarray], threads: int, workdir: str,
                         file_format="AOT", target=target)
     compile_s = time.perf_counter() - start
     module = aotnn_runtime.load(path)
-    _own_thread_pool(path, module)
     module.set_num_threads(threads)
     return Runner("aotnn", lambda: module.run(*arrays)), compile_s
-
-
-def _own_thread_pool(path: str, module) -> None:
-    """Put the artifact's own hooks (its thread pool) back in its kernel library.
-
-    This process also holds the compiler, whose libtvm_runtime sets the library's parallel-launch
-    hook to TVM's pool (half the cores by default) when the library loads; a deployed artifact,
-    loaded without TVM, runs on its own pool. Calling the backend's installer again measures that.
-    """
-    library = ctypes.CDLL(os.path.join(path, module.manifest["library"]))
-    install = getattr(library, "aotnn_install_backend", None)
-    if install is not None:
-        install()
 
 
 def torch_runner(twin, arrays: list[np.ndarray]) -> Runner:

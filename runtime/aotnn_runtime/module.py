@@ -233,6 +233,11 @@ class Module:
         except Exception as err:
             raise ArtifactError(f"artifact {self.path!r}: cannot load kernel library ({err})") from None
         self._cdll = ctypes.CDLL(library_path)
+        # In a process that also holds TVM's compiler, libtvm_runtime points the library's
+        # parallel-launch hook at its own pool (half the cores) after loading it: put ours back.
+        install = getattr(self._cdll, "aotnn_install_backend", None)
+        if install is not None:
+            install()
         self.weights = self._load_weights()
         self._entries = {name: EntryPoint(name, record, self._library, self.weights)
                          for name, record in self.manifest["entries"].items()}
