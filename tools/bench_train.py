@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import Runner as Engine  # noqa: E402  one timed callable per engine (``call()`` steps)
 
 LEARNING_RATE = 0.01
 MOMENTUM = 0.9
@@ -76,29 +77,10 @@ def make_batch(entry: TrainEntry, seed: int = 1) -> tuple[np.ndarray, np.ndarray
     return images, labels
 
 
-class Engine:
-    """One engine's training step on a fixed batch; ``step()`` returns the loss as a float."""
-
-    def __init__(self, name: str, step: Callable[[], float]):
-        self.name = name
-        self.step = step
-        self.times: list[float] = []
-
-    def timed(self) -> None:
-        start = time.perf_counter()
-        self.step()
-        self.times.append(time.perf_counter() - start)
-
-    @property
-    def median_ms(self) -> float:
-        return float(np.median(self.times)) * 1e3
-
-
 def aotnn_engine(net, images: np.ndarray, labels: np.ndarray, threads: int) -> tuple[Engine, Any, float]:
     """The compiled training step (built here, timed as compile time) and its loaded artifact."""
     from aotnn import Tensor, nn
     from aotnn.jit.cell_call import compiled_for
-    from bench import _own_thread_pool
 
     loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
     optimizer = nn.Momentum(net.trainable_params(), learning_rate=LEARNING_RATE, momentum=MOMENTUM)
@@ -108,7 +90,6 @@ def aotnn_engine(net, images: np.ndarray, labels: np.ndarray, threads: int) -> t
     start = time.perf_counter()
     compiled, _ = compiled_for(train_step, (x, y), {})  # cached on the cell: the calls below reuse it
     compile_s = time.perf_counter() - start
-    _own_thread_pool(compiled.module.path, compiled.module)
     compiled.module.set_num_threads(threads)
     return Engine("aotnn", lambda: float(train_step(x, y).asnumpy())), compiled, compile_s
 
@@ -188,11 +169,11 @@ def bench_model(name: str, entry: TrainEntry, *, repeats: int, warmup: int, thre
     images, labels = make_batch(entry)
     ours, compiled, compile_s = aotnn_engine(net, images, labels, threads)
     theirs = torch_engine(twin, images, labels)
-    losses = {engine.name: [engine.step(), engine.step()] for engine in (ours, theirs)}
+    losses = {engine.name: [engine.call(), engine.call()] for engine in (ours, theirs)}
     diffs = [relative_difference(a, b) for a, b in zip(losses["aotnn"], losses["torch"])]
     for engine in (ours, theirs):
         for _ in range(warmup):
-            engine.step()
+            engine.call()
     # Turns in blocks, after a pause and an untimed step, so that background load and the other
     # engine's spinning worker threads hit both alike (as tools/bench.py does).
     block, done = max(1, min(5, repeats)), 0
@@ -200,7 +181,7 @@ def bench_model(name: str, entry: TrainEntry, *, repeats: int, warmup: int, thre
         count = min(block, repeats - done)
         for engine in (ours, theirs):
             time.sleep(pause)
-            engine.step()
+            engine.call()
             for _ in range(count):
                 engine.timed()
         done += count
@@ -208,7 +189,7 @@ def bench_model(name: str, entry: TrainEntry, *, repeats: int, warmup: int, thre
            "losses": losses, "loss_rel_diff": diffs, "ms": {e.name: e.median_ms for e in (ours, theirs)},
            "kernels": []}
     if profile:
-        rows = profile_kernels(compiled, ours.step)
+        rows = profile_kernels(compiled, ours.call)
         row["kernels"] = rows[:profile]
         row["kernel_ms"] = sum(ms for _, _, ms, _ in rows)
         row["kernel_count"] = sum(n for _, n, _, _ in rows)

@@ -1,22 +1,14 @@
 """tools/bench_train.py on LeNet5 with a couple of steps: it runs, prints its table and the losses agree."""
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "tools" / "bench_train.py"
+from tests.tools.script_loader import loaded_script
 
 
 @pytest.fixture(scope="module")
 def bench_train():
-    spec = importlib.util.spec_from_file_location("bench_train", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the file executes
-    spec.loader.exec_module(module)
-    yield module
-    sys.modules.pop(spec.name, None)
+    yield from loaded_script("bench_train")
 
 
 def test_lenet5_training_step_runs_and_losses_agree(bench_train, tmp_path, capsys):

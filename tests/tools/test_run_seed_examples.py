@@ -1,21 +1,14 @@
 """The seed-example runner on tiny example files written here (never the shared examples)."""
-import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
 
-RUNNER_PATH = Path(__file__).resolve().parents[2] / "tools" / "run_seed_examples.py"
+from tests.tools.script_loader import loaded_script
 
 
 @pytest.fixture(scope="module")
 def runner():
-    spec = importlib.util.spec_from_file_location("run_seed_examples", RUNNER_PATH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the file executes
-    spec.loader.exec_module(module)
-    yield module
-    sys.modules.pop(spec.name, None)
+    yield from loaded_script("run_seed_examples")
 
 
 EXAMPLES = {
