@@ -145,6 +145,93 @@ def _conv_weight_grad(x, gy, w_shape, strides, padding, dilation, groups, nd):
     return _crop(full, w_shape[2:])
 
 
+def _zero_insert(t, shape, strides):
+    """``t`` of ``shape`` (N, C, H, W) -> (N, C, H*sh, W*sw): pixel (i, j) moved to (i*sh, j*sw),
+    zeros in between."""
+    n, c, h, w = shape
+    sh, sw = strides
+    up = _op.reshape(t, [n, c, h, 1, w, 1])
+    up = _op.nn.pad(up, [0, 0, 0, 0, 0, 0, 0, sh - 1, 0, 0, 0, sw - 1])
+    return _op.reshape(up, [n, c, h * sh, w * sw])
+
+
+def _window(t, sp, begin, size):
+    """Spatial window ``[begin, begin + size)`` of ``t`` (spatial size ``sp``), zeros where it lies outside."""
+    lo = [max(-begin[i], 0) for i in range(2)]
+    hi = [max(begin[i] + size[i] - sp[i], 0) for i in range(2)]
+    if any(lo + hi):
+        t = _op.nn.pad(t, [0, 0, 0, 0, lo[0], hi[0], lo[1], hi[1]])
+    start = [begin[i] + lo[i] for i in range(2)]
+    if start == [0, 0] and [sp[i] + lo[i] + hi[i] for i in range(2)] == list(size):
+        return t
+    return _op.strided_slice(t, axes=[2, 3], begin=start, end=[start[i] + size[i] for i in range(2)])
+
+
+def _conv2d_input_grad(gy, weight, x_shape, strides, padding, dilation, groups):
+    """d/dx of a 2-D ``y = conv2d(x, weight)`` as a stride-1 conv2d (the form the default schedules
+    run fast): ``gy`` with zeros inserted between its pixels (stride > 1), correlated with the
+    spatially flipped weight whose in/out channels are swapped (per group), cropped to ``x``.
+    A 1x1 kernel convolves first and inserts the zeros after (no products of zeros)."""
+    o = _shape(gy)[1]
+    w_shape = _shape(weight)
+    cg, k = w_shape[1], w_shape[2:]
+    og = o // groups
+    kernel = _op.reshape(weight, [groups, og, cg] + k)
+    kernel = _op.permute_dims(kernel, [0, 2, 1, 3, 4])
+    kernel = _op.reshape(kernel, [groups * cg, og] + k)
+    strided = any(s > 1 for s in strides)
+    size = x_shape[2:]
+    if k == [1, 1]:
+        dx = _op.nn.conv2d(gy, kernel, strides=[1, 1], padding=[0, 0, 0, 0], groups=groups)
+        sp = _shape(gy)[2:]
+        if strided:
+            dx = _zero_insert(dx, [x_shape[0], x_shape[1]] + sp, strides)
+            sp = [sp[i] * strides[i] for i in range(2)]
+        # padded-input position p = x position + pad_before
+        return _window(dx, sp, [padding[0], padding[1]], size)
+    g_sp = _shape(gy)[2:]
+    if strided:
+        g_sp = [(g_sp[i] - 1) * strides[i] + 1 for i in range(2)]
+        gy = _op.strided_slice(_zero_insert(gy, _shape(gy), strides), axes=[2, 3], begin=[0, 0], end=g_sp)
+    kernel = _op.flip(_op.flip(kernel, axis=2), axis=3)
+    # out[t] = dx_padded[t]: x position i is t = i + pad_before; the pads below give exactly x's size
+    reach = [dilation[i] * (k[i] - 1) for i in range(2)]
+    lo = [reach[i] - padding[i] for i in range(2)]
+    hi = [size[i] - g_sp[i] - lo[i] + reach[i] for i in range(2)]
+    conv_pad = [max(lo[0], 0), max(lo[1], 0), max(hi[0], 0), max(hi[1], 0)]
+    dx = _op.nn.conv2d(gy, kernel, strides=[1, 1], padding=conv_pad, dilation=dilation, groups=groups)
+    if min(lo + hi) < 0:
+        begin = [max(-lo[i], 0) for i in range(2)]
+        dx = _op.strided_slice(dx, axes=[2, 3], begin=begin, end=[begin[i] + size[i] for i in range(2)])
+    return dx
+
+
+def _conv2d_weight_grad(x, gy, w_shape, strides, padding, dilation):
+    """d/dw of an ungrouped 2-D ``y = conv2d(x, w)`` as one product per kernel offset:
+    ``dw[:, :, i, j].T = X_ij @ G`` with ``X_ij`` the (C, N*OH*OW) pixels of ``x`` that offset
+    (i, j) reads and ``G`` the (N*OH*OW, O) output gradient. Plain matmuls over activations, which
+    the default schedules tile, where a convolution with ``gy`` as a huge kernel would not be."""
+    n, c = _shape(x)[:2]
+    o, _, kh, kw = w_shape
+    oh, ow = _shape(gy)[2:]
+    pt, pl, pb, pr = padding
+    data = _op.permute_dims(x, [1, 0, 2, 3])  # (C, N, H, W)
+    if pt or pl or pb or pr:
+        data = _op.nn.pad(data, [0, 0, 0, 0, pt, pb, pl, pr])
+    grads = _op.reshape(_op.permute_dims(gy, [0, 2, 3, 1]), [n * oh * ow, o])
+    sh, sw = strides
+    dh, dw = dilation
+    taps = []
+    for i in range(kh):
+        for j in range(kw):
+            tap = _op.strided_slice(data, axes=[2, 3], begin=[i * dh, j * dw],
+                                    end=[i * dh + (oh - 1) * sh + 1, j * dw + (ow - 1) * sw + 1], strides=[sh, sw])
+            tap = _op.matmul(_op.reshape(tap, [c, n * oh * ow]), grads)  # (C, O)
+            taps.append(_op.expand_dims(tap, 0))
+    full = taps[0] if len(taps) == 1 else _op.concat(taps, axis=0)  # (KH*KW, C, O)
+    return _op.reshape(_op.permute_dims(full, [2, 1, 0]), [o, c, kh, kw])
+
+
 def _conv_attrs(attrs):
     return ([int(s) for s in attrs.strides], [int(p) for p in attrs.padding], [int(d) for d in attrs.dilation],
             int(attrs.groups))
@@ -155,6 +242,12 @@ def _conv_grad(orig_var, orig_call, output_grad, ctx):
     nd = len(_shape(x)) - 2
     _check_conv_layouts(orig_call.attrs, nd, transpose=False)
     strides, padding, dilation, groups = _conv_attrs(orig_call.attrs)
+    if nd == 2:
+        if len(padding) == 2:
+            padding = padding * 2
+        dw = (_conv2d_weight_grad(x, output_grad, _shape(weight), strides, padding, dilation) if groups == 1
+              else _conv_weight_grad(x, output_grad, _shape(weight), strides, padding, dilation, groups, nd))
+        return [_conv2d_input_grad(output_grad, weight, _shape(x), strides, padding, dilation, groups), dw]
     return [_conv_input_grad(output_grad, weight, _shape(x), strides, padding, dilation, groups, nd),
             _conv_weight_grad(x, output_grad, _shape(weight), strides, padding, dilation, groups, nd)]
 
@@ -199,6 +292,39 @@ _override("relax.nn.conv2d")(_conv_grad)
 _register("relax.nn.conv3d")(_conv_grad)
 _register("relax.nn.conv2d_transpose")(_conv_transpose_grad)
 _register("relax.nn.conv3d_transpose")(_conv_transpose_grad)
+
+
+@_override("relax.nn.max_pool2d")
+def _max_pool2d_grad(orig_var, orig_call, output_grad, ctx):
+    """Pools whose windows tile the input (kernel == stride, no padding, as LeNet's): each output's
+    gradient goes to the first maximum of its window (row-major, as PyTorch's) in one broadcast
+    select, where TVM's ``max_pool2d_backward`` searches every window of every input pixel. Other
+    pools keep TVM's rule (the select chain of overlapping windows compiles far too slowly)."""
+    from tvm.relax.op._op_gradient import max_pool2d_grad as tvm_rule
+
+    attrs = orig_call.attrs
+    x = orig_call.args[0]
+    kh, kw = [int(v) for v in attrs.pool_size]
+    strides = [int(v) for v in attrs.strides]
+    dilation = [int(v) for v in attrs.dilation]
+    padding = [int(v) for v in attrs.padding]
+    shape, out = _shape(x), _shape(orig_var)
+    size, osp = shape[2:], out[2:]
+    if (attrs.layout != "NCHW" or attrs.out_layout != "NCHW" or [kh, kw] != strides or any(padding)
+            or any(d != 1 for d in dilation) or any(osp[i] * strides[i] > size[i] for i in range(2))):
+        return tvm_rule(orig_var, orig_call, output_grad, ctx)
+    n, c = out[:2]
+    idx = relax.const(kh * kw, "int32")
+    for t in reversed(range(kh * kw)):  # the first hit wins
+        i, j = divmod(t, kw)
+        window = _op.strided_slice(x, axes=[2, 3], begin=[i, j],
+                                   end=[i + (osp[0] - 1) * kh + 1, j + (osp[1] - 1) * kw + 1], strides=strides)
+        idx = _op.where(_op.equal(window, orig_var), relax.const(t, "int32"), idx)
+    offset = relax.const(np.arange(kh * kw, dtype="int32").reshape(1, 1, 1, kh, 1, kw))
+    part = _op.where(_op.equal(_op.reshape(idx, [n, c, osp[0], 1, osp[1], 1]), offset),
+                     _op.reshape(output_grad, [n, c, osp[0], 1, osp[1], 1]), relax.const(0, _dtype(x)))
+    part = _op.reshape(part, [n, c, osp[0] * kh, osp[1] * kw])
+    return [_window(part, [osp[0] * kh, osp[1] * kw], [0, 0], size)]
 
 
 def _concat_grad(orig_var, orig_call, output_grad, ctx):
