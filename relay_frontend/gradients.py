@@ -46,6 +46,14 @@ def _rsqrt_grad(orig_var, orig_call, output_grad, ctx):
     return [_op.multiply(output_grad, _op.multiply(relax.const(-0.5, _dtype(y)), _op.multiply(y, _op.multiply(y, y))))]
 
 
+@_override("relax.nn.relu")
+def _relu_grad(orig_var, orig_call, output_grad, ctx):
+    # MindSpore's ReluGrad (and PyTorch) give 0 at x == 0; TVM's rule passes the gradient there
+    x = orig_call.args[0]
+    zero = relax.const(0, _dtype(x))
+    return [_op.where(_op.greater(x, zero), output_grad, zero)]
+
+
 @_register("relax.square")
 def _square_grad(orig_var, orig_call, output_grad, ctx):
     x = orig_call.args[0]

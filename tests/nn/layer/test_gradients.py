@@ -178,3 +178,17 @@ def test_random_layers_in_training_differentiate_through_their_sample(make_net):
     (_, y), grad = ops.value_and_grad(objective)(Tensor(x))
     assert not np.allclose(y.asnumpy(), x)  # the layer did sample something
     np.testing.assert_allclose(grad.asnumpy(), w.asnumpy() * y.asnumpy() / x, rtol=1e-5, atol=1e-6)
+
+
+def test_relu_gradient_is_zero_at_zero():
+    """MindSpore's ReluGrad passes the gradient only where the input is positive."""
+    class Scaled(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.relu = nn.ReLU()
+
+        def construct(self, x):
+            return (self.relu(x) * Tensor(np.array([1.0, 2.0, 3.0, 4.0], np.float32))).sum()
+
+    grad = ops.grad(Scaled())(Tensor(np.array([-1.0, 0.0, 0.5, 2.0], np.float32)))
+    np.testing.assert_array_equal(grad.asnumpy(), [0.0, 0.0, 3.0, 4.0])
