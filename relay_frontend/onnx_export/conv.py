@@ -34,25 +34,22 @@ def _finish(ctx: Context, call: relax.Call, out: str) -> str:
     return out
 
 
-def _conv(ctx: Context, call: relax.Call, dims: int) -> str:
-    _check_layouts(call, dims, _KERNEL)
+def _conv_node(ctx: Context, call: relax.Call, dims: int, op_type: str, kernel_layout: str, **extra) -> str:
+    _check_layouts(call, dims, kernel_layout)
     x, weight = call.args
     attrs = call.attrs
-    out = ctx.node("Conv", [ctx.tensor(x), ctx.tensor(weight)], kernel_shape=list(ctx.shape(weight)[2:]),
-                   strides=ints(attrs.strides), pads=pads(ints(attrs.padding), dims),
+    out = ctx.node(op_type, [ctx.tensor(x), ctx.tensor(weight)], kernel_shape=list(ctx.shape(weight)[2:]),
+                   strides=ints(attrs.strides), pads=pads(ints(attrs.padding), dims), **extra,
                    dilations=ints(attrs.dilation), group=int(attrs.groups))
     return _finish(ctx, call, out)
 
 
+def _conv(ctx: Context, call: relax.Call, dims: int) -> str:
+    return _conv_node(ctx, call, dims, "Conv", _KERNEL)
+
+
 def _conv_transpose(ctx: Context, call: relax.Call, dims: int) -> str:
-    _check_layouts(call, dims, _KERNEL_T)
-    x, weight = call.args
-    attrs = call.attrs
-    out = ctx.node("ConvTranspose", [ctx.tensor(x), ctx.tensor(weight)], kernel_shape=list(ctx.shape(weight)[2:]),
-                   strides=ints(attrs.strides), pads=pads(ints(attrs.padding), dims),
-                   output_padding=ints(attrs.output_padding), dilations=ints(attrs.dilation),
-                   group=int(attrs.groups))
-    return _finish(ctx, call, out)
+    return _conv_node(ctx, call, dims, "ConvTranspose", _KERNEL_T, output_padding=ints(call.attrs.output_padding))
 
 
 for _dims in (1, 2, 3):

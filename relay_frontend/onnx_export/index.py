@@ -2,6 +2,8 @@
 cumulative sums and top-k."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import tvm
 from tvm import relax
@@ -13,15 +15,19 @@ def _flat(ctx: Context, x: relax.Expr) -> str:
     return ctx.reshape(ctx.tensor(x), [-1])
 
 
+def _gather_source(ctx: Context, x: relax.Expr, axis: Any) -> tuple[str, int, int]:
+    """(tensor, length, axis) to gather along: ``x`` flattened when ``axis`` is None."""
+    if axis is None:
+        return _flat(ctx, x), int(np.prod(ctx.shape(x))), 0
+    axis = int(axis) % len(ctx.shape(x))
+    return ctx.tensor(x), ctx.shape(x)[axis], axis
+
+
 @converter("relax.take")
 def take(ctx: Context, call: relax.Call) -> str:
     x, indices = call.args
     mode = str(call.attrs.mode)
-    if call.attrs.axis is None:
-        data, size, axis = _flat(ctx, x), int(np.prod(ctx.shape(x))), 0
-    else:
-        axis = int(call.attrs.axis) % len(ctx.shape(x))
-        data, size = ctx.tensor(x), ctx.shape(x)[axis]
+    data, size, axis = _gather_source(ctx, x, call.attrs.axis)
     if isinstance(indices, tvm.ir.expr.Constant):
         table = indices.value.numpy().astype(np.int64)
         table = np.clip(table, 0, size - 1) if mode == "clip" else np.mod(table, size) if mode == "wrap" else table
@@ -138,11 +144,7 @@ def one_hot(ctx: Context, call: relax.Call) -> str:
 def repeat(ctx: Context, call: relax.Call) -> str:
     x = call.args[0]
     repeats = int(call.attrs.repeats)
-    if call.attrs.axis is None:
-        data, size, axis = _flat(ctx, x), int(np.prod(ctx.shape(x))), 0
-    else:
-        axis = int(call.attrs.axis) % len(ctx.shape(x))
-        data, size = ctx.tensor(x), ctx.shape(x)[axis]
+    data, size, axis = _gather_source(ctx, x, call.attrs.axis)
     table = ctx.const(np.repeat(np.arange(size, dtype=np.int64), repeats), "indices")
     return ctx.node("Gather", [data, table], axis=axis)
 

@@ -32,6 +32,12 @@ def root_blocks(sch: Schedule) -> list:
     return list(sch.get_child_blocks(root))
 
 
+def single_reduction_block(sch: Schedule):
+    """The kernel's only reduction block at the root, or None when it has none or several."""
+    reductions = [b for b in root_blocks(sch) if is_reduction(sch, b)]
+    return reductions[0] if len(reductions) == 1 else None
+
+
 def block_name(sch: Schedule, block) -> str:
     return sch.get(block).name_hint
 

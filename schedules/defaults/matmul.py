@@ -16,10 +16,9 @@ from .cpu import CpuInfo
 
 def _matmul_block(sch: Schedule):
     """The single reduction block of a batched NN matmul kernel, or None."""
-    reductions = [b for b in common.root_blocks(sch) if common.is_reduction(sch, b)]
-    if len(reductions) != 1:
+    block = common.single_reduction_block(sch)
+    if block is None:
         return None
-    block = reductions[0]
     stmt = sch.get(block)
     kinds = [int(iv.iter_type) for iv in stmt.iter_vars]
     if kinds.count(tirx.IterVar.CommReduce) != 1 or kinds[-1] != tirx.IterVar.CommReduce or len(kinds) < 3:

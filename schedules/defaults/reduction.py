@@ -17,10 +17,9 @@ def _uses(expr, var) -> bool:
 
 def _vector_axis_reduction(sch: Schedule):
     """The one reduction block whose innermost spatial axis is every access's contiguous index."""
-    reductions = [b for b in common.root_blocks(sch) if common.is_reduction(sch, b)]
-    if len(reductions) != 1:
+    block = common.single_reduction_block(sch)
+    if block is None:
         return None
-    block = reductions[0]
     stmt = sch.get(block)
     spatial = [iv.var for iv in stmt.iter_vars if int(iv.iter_type) == tirx.IterVar.DataPar]
     reduce_vars = [iv.var for iv in stmt.iter_vars if int(iv.iter_type) == tirx.IterVar.CommReduce]

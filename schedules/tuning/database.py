@@ -23,10 +23,11 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
+
+from aotnn_runtime.weights import atomic_write
 
 FORMAT = "aotnn-tuning-db"
 VERSION = 1
@@ -164,6 +165,13 @@ class TuningDatabase:
 
     def entries(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
         """Every (target key, workload key, entry) in the database."""
+        for tkey, name, path in self._workload_files():
+            entry = _read(path)
+            if entry is not None:
+                yield tkey, name[:-5], entry
+
+    def _workload_files(self) -> Iterator[tuple[str, str, str]]:
+        """(target key, file name, path) of every workload file, in a stable order."""
         if not os.path.isdir(self.path):
             return
         for tkey in sorted(os.listdir(self.path)):
@@ -172,9 +180,7 @@ class TuningDatabase:
                 continue
             for name in sorted(os.listdir(folder)):
                 if name.endswith(".json") and not name.startswith("."):
-                    entry = _read(os.path.join(folder, name))
-                    if entry is not None:
-                        yield tkey, name[:-5], entry
+                    yield tkey, name, os.path.join(folder, name)
 
     def merge_from(self, other: TuningDatabase) -> int:
         """Add every record of ``other``; returns how many records were new here."""
@@ -196,15 +202,9 @@ class TuningDatabase:
     def content_hash(self) -> str:
         """A SHA-256 over every workload file (name and bytes): part of artifact cache keys."""
         digest = hashlib.sha256()
-        if os.path.isdir(self.path):
-            for tkey in sorted(os.listdir(self.path)):
-                folder = os.path.join(self.path, tkey)
-                if tkey.startswith(".") or not os.path.isdir(folder):
-                    continue
-                for name in sorted(os.listdir(folder)):
-                    if name.endswith(".json") and not name.startswith("."):
-                        digest.update(f"{tkey}/{name}\0".encode())
-                        digest.update(_file_digest(os.path.join(folder, name)).encode())
+        for tkey, name, path in self._workload_files():
+            digest.update(f"{tkey}/{name}\0".encode())
+            digest.update(_file_digest(path).encode())
         return digest.hexdigest()
 
 
@@ -240,18 +240,7 @@ def _read(path: str) -> dict[str, Any] | None:
 
 
 def _atomic_write(path: str, value: Any) -> None:
-    folder = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as stream:
-            json.dump(value, stream, separators=(",", ":"))
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, lambda stream: stream.write(json.dumps(value, separators=(",", ":")).encode()), suffix=".json")
 
 
 def open_database(path: str | os.PathLike | TuningDatabase | None) -> TuningDatabase | None:

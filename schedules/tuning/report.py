@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import click
+from aotnn_runtime.weights import atomic_write
 
 
 def format_time(seconds: float | None) -> str:
@@ -153,15 +154,10 @@ def write_curve(directory: str, model_name: str | None, curve: Sequence[tuple[in
     ax.grid(True, alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    tmp = base + ".tmp.png"
-    fig.savefig(tmp)
+    atomic_write(base + ".png", lambda stream: fig.savefig(stream, format="png"), suffix=".png")
     plt.close(fig)
-    os.replace(tmp, base + ".png")
     return base + ".png"
 
 
 def _write_json(path: str, value: Any) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as stream:
-        json.dump(value, stream)
-    os.replace(tmp, path)
+    atomic_write(path, lambda stream: stream.write(json.dumps(value).encode()), suffix=".json")
