@@ -9,6 +9,7 @@ shows medians and the ratios aotnn / peer, and the header the machine's load ave
 
 Usage:
     python tools/bench.py [MODEL ...] [--repeat 30] [--threads N] [--vs onnxruntime,torch]
+    python tools/bench.py mobilenetv2 --tuning-db tuned/   # the tuned build, the default beside it
     aotnn bench [MODEL ...] [same options]
 """
 from __future__ import annotations
@@ -114,18 +115,18 @@ class Runner:
         return float(np.median(self.times)) * 1e3
 
 
-def aotnn_runner(net, arrays: list[np.ndarray], threads: int, workdir: str,
-                 target: str | None) -> tuple[Runner, float]:
+def aotnn_runner(net, arrays: list[np.ndarray], threads: int, workdir: str, target: str | None,
+                 tuning_db: str | None = None, name: str = "aotnn") -> tuple[Runner, float]:
     import aotnn
     import aotnn_runtime
 
     start = time.perf_counter()
-    path = aotnn.export(net, *[aotnn.Tensor(a) for a in arrays], file_name=os.path.join(workdir, "model"),
-                        file_format="AOT", target=target)
+    path = aotnn.export(net, *[aotnn.Tensor(a) for a in arrays], file_name=os.path.join(workdir, name),
+                        file_format="AOT", target=target, tuning_db=tuning_db)
     compile_s = time.perf_counter() - start
     module = aotnn_runtime.load(path)
     module.set_num_threads(threads)
-    return Runner("aotnn", lambda: module.run(*arrays)), compile_s
+    return Runner(name, lambda: module.run(*arrays)), compile_s
 
 
 def torch_runner(twin, arrays: list[np.ndarray]) -> Runner:
@@ -160,8 +161,12 @@ def onnxruntime_runner(twin, arrays: list[np.ndarray], entry: ZooEntry, threads:
 
 
 def bench_model(name: str, entry: ZooEntry, *, repeat: int, warmup: int, threads: int, peers: Sequence[str],
-                target: str | None = None, pause: float = 0.05) -> dict[str, Any]:
-    """Compile, check and time one zoo model; returns its row of results."""
+                target: str | None = None, pause: float = 0.05, tuning_db: str | None = None) -> dict[str, Any]:
+    """Compile, check and time one zoo model; returns its row of results.
+
+    With ``tuning_db`` the "aotnn" engine is the tuned build and the default build is timed beside
+    it as "untuned".
+    """
     import torch
 
     from bench_twins import copy_weights
@@ -173,8 +178,10 @@ def bench_model(name: str, entry: ZooEntry, *, repeat: int, warmup: int, threads
     arrays = make_inputs(entry)
     twin = copy_weights(net, entry.twin())
     with tempfile.TemporaryDirectory(prefix="aotnn-bench-") as workdir:
-        ours, compile_s = aotnn_runner(net, arrays, threads, workdir, target)
+        ours, compile_s = aotnn_runner(net, arrays, threads, workdir, target, tuning_db)
         runners = [ours]
+        if tuning_db:
+            runners.append(aotnn_runner(net, arrays, threads, workdir, target, None, "untuned")[0])
         if "torch" in peers:
             runners.append(torch_runner(twin, arrays))
         if "onnxruntime" in peers:
@@ -221,13 +228,15 @@ def host_description() -> str:
 
 
 def format_table(rows: list[dict[str, Any]], peers: Sequence[str], tol: float) -> str:
-    heads = ["model", "aotnn ms"] + [f"{p} ms" for p in peers] + [f"aotnn/{p}" for p in peers] + \
-        ["max err", "compile s"]
+    tuned = any("untuned" in row["ms"] for row in rows)
+    heads = ["model", "aotnn ms"] + (["untuned ms"] if tuned else []) + [f"{p} ms" for p in peers] + \
+        [f"aotnn/{p}" for p in peers] + ["max err", "compile s"]
     lines = ["| " + " | ".join(heads) + " |", "|" + "|".join("---" for _ in heads) + "|"]
     for row in rows:
         ms = row["ms"]
         err = max(row["errors"].values()) if row["errors"] else float("nan")
-        cells = [row["model"], f"{ms['aotnn']:.2f}"] + [f"{ms[p]:.2f}" for p in peers] + \
+        untuned = [f"{ms.get('untuned', float('nan')):.2f}"] if tuned else []
+        cells = [row["model"], f"{ms['aotnn']:.2f}"] + untuned + [f"{ms[p]:.2f}" for p in peers] + \
             [f"{ms['aotnn'] / ms[p]:.2f}x" for p in peers] + \
             [f"{err:.1e}" + ("" if err <= tol else " FAIL"), f"{row['compile_s']:.1f}"]
         lines.append("| " + " | ".join(cells) + " |")
@@ -243,6 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--vs", default="onnxruntime,torch", help="peers, comma-separated (default both)")
     parser.add_argument("--tol", type=float, default=1e-4, help="largest scaled output difference (default 1e-4)")
     parser.add_argument("--json", help="also write the results to this JSON file")
+    parser.add_argument("--tuning-db", help="time the build tuned with this database (aotnn tune) beside the default")
     args = parser.parse_args(argv)
 
     from schedules.target import host_cores
@@ -262,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in names:
         print(f"{name}: compiling and timing ...", file=sys.stderr, flush=True)
         rows.append(bench_model(name, zoo[name], repeat=args.repeat, warmup=args.warmup, threads=threads,
-                                peers=peers))
+                                peers=peers, tuning_db=args.tuning_db))
     print(f"{host_description()}; {threads} thread(s) per engine; median of {args.repeat} calls per engine, "
           f"engines taking turns; load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
     print(format_table(rows, peers, args.tol))

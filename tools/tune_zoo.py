@@ -8,7 +8,7 @@ The tuning run is ``schedules.tune`` (records go to --db, resumable, a convergen
 them). The builds are the artifacts users get (``aotnn.export`` with and without
 ``tuning_db``); they take turns call by call, so a busy machine slows them alike. The median
 and the fastest call are both shown: on a shared machine the fastest is the steadier figure.
-Comparisons with onnxruntime and PyTorch: tools/bench.py (``--tuning-db`` there is not wired yet).
+Comparisons with onnxruntime and PyTorch: ``tools/bench.py MODEL --tuning-db DIR``.
 """
 from __future__ import annotations
 

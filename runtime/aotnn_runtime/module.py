@@ -55,6 +55,7 @@ class EntryPoint:
         self._user_outputs = [i for i in range(len(self.outputs)) if i not in updated_outputs]
         self._params_for: Any = None  # what the device copies of the parameters hold (GPU executors)
         self._prepared_for: Any = None  # what the param-only steps last ran on
+        self._stored_cache: Any = None  # (key, stored weights, their handles) for calls without params
 
     def _load_steps(self, steps: list[dict], library: Any) -> list:
         loaded = []
@@ -174,16 +175,33 @@ class EntryPoint:
         and errors as :meth:`__call__`.
         """
         data = self._check_inputs(inputs)
-        weights = self._resolve_params(params)
-        key = ("stored", self._weights.version) if params is None else params_key
+        if params is None:
+            key, weights = self._stored_params()
+        else:
+            key, weights = params_key, self._resolve_params(params)
         return self._execute(data, weights, key)
+
+    def _stored_params(self) -> tuple[Any, list[np.ndarray]]:
+        """The stored weights (and their DLPack handles), resolved once per weights version: a
+        model with hundreds of parameters would otherwise spend a fraction of a millisecond per call."""
+        key = ("stored", id(self._weights), self._weights.version)
+        if self._stored_cache is None or self._stored_cache[0] != key:
+            weights = self._resolve_params(None)
+            self._stored_cache = (key, weights, [tvm_ffi.from_dlpack(array) for array in weights])
+        return key, self._stored_cache[1]
+
+    def _param_handles(self, weights: list[np.ndarray], key: Any) -> list[Any]:
+        cache = self._stored_cache
+        if cache is not None and key is not None and cache[0] == key:
+            return cache[2]
+        return [tvm_ffi.from_dlpack(array) for array in weights]
 
     def _execute(self, data: list[np.ndarray], weights: list[np.ndarray], key: Any) -> list[np.ndarray]:
         """Run the kernels on checked inputs and parameters; ``key`` names the parameters' contents."""
         outputs = [aligned_empty(tuple(spec["shape"]), spec["dtype"]) for spec in self.outputs]
         handles = {
             "input": [tvm_ffi.from_dlpack(array) for array in data],
-            "param": [tvm_ffi.from_dlpack(array) for array in weights],
+            "param": self._param_handles(weights, key),
             "buffer": self._buffers,
             "output": [tvm_ffi.from_dlpack(array) for array in outputs],
             "prepared": self._prepared,

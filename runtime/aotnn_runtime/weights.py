@@ -24,6 +24,14 @@ class WeightStore(dict):
         super().__init__(*args, **kwargs)
         self.version = 0
 
+    def __setitem__(self, name: str, array: np.ndarray) -> None:
+        super().__setitem__(name, array)
+        self.version += 1
+
+    def __delitem__(self, name: str) -> None:
+        super().__delitem__(name)
+        self.version += 1
+
     def parameter_names(self) -> list[str]:
         """Names of the stored parameters (weights, statistics, optimizer state), constants excluded."""
         return [name for name in self if not name.startswith(CONST_PREFIX)]
