@@ -10,11 +10,13 @@ from .common.dtype import (bool_, double, float16, float32, float64, half, int8,
 from .common.initializer import initializer
 from .common.parameter import Parameter, ParameterTuple
 from .common.seed import get_seed, set_seed
+from .common.sparse_tensor import COOTensor, CSRTensor
 from .common.tensor import Tensor, tensor
 from .context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
 from . import nn  # noqa: E402  (nn needs ops)
 from . import layers, models  # noqa: E402
 from .jit.export import export  # noqa: E402
+from .jit.load import load  # noqa: E402
 from .onnx import load_onnx  # noqa: E402
 from .train.model import Model  # noqa: E402
 from .ops.grad_ops import grad, value_and_grad  # noqa: E402
@@ -23,8 +25,8 @@ from .train.serialization import load_checkpoint, load_param_into_net, save_chec
 mstype = dtype
 __version__ = "0.1.0"
 
-__all__ = ["Tensor", "tensor", "Parameter", "ParameterTuple", "nn", "ops", "layers", "models", "dtype",
+__all__ = ["Tensor", "tensor", "COOTensor", "CSRTensor", "Parameter", "ParameterTuple", "nn", "ops", "layers", "models", "dtype",
            "mstype", "initializer", "set_seed", "get_seed", "set_context", "get_context", "context",
-           "GRAPH_MODE", "PYNATIVE_MODE", "export", "load_onnx", "Model", "grad", "value_and_grad", "save_checkpoint", "load_checkpoint", "load_param_into_net",
+           "GRAPH_MODE", "PYNATIVE_MODE", "export", "load", "load_onnx", "Model", "grad", "value_and_grad", "save_checkpoint", "load_checkpoint", "load_param_into_net",
            "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
            "uint64", "bool_", "half", "single", "double"]

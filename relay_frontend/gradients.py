@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 from tvm import relax
 from tvm.relax.op._op_gradient import concat_grad as _tvm_concat_grad
+from tvm.relax.op._op_gradient import no_grad as _no_grad
 from tvm.relax.op.base import null_value, register_gradient
 
 _op = relax.op
@@ -407,3 +408,18 @@ def _floor_mod_grad(orig_var, orig_call, output_grad, ctx):
     x, y = orig_call.args
     dy = _op.negative(_op.multiply(output_grad, _op.floor(_op.divide(x, y))))
     return [_op.collapse_sum_to(output_grad, x.ty.shape), _op.collapse_sum_to(dy, y.ty.shape)]
+
+
+@_register("relax.scatter_nd")
+def _scatter_nd_grad(orig_var, orig_call, output_grad, ctx):
+    # y = data with updates added at (reduction 'add') or written to (reduction 'update') indices
+    data, indices, updates = orig_call.args
+    reduction = str(orig_call.attrs["reduction"])
+    if reduction not in ("add", "update"):
+        raise ValueError(f"scatter_nd: no gradient for reduction {reduction!r}")
+    d_updates = _op.gather_nd(output_grad, indices)
+    if reduction == "add":
+        d_data = output_grad
+    else:  # written positions do not depend on data
+        d_data = _op.scatter_nd(output_grad, indices, _op.zeros_like(updates), "update")
+    return [d_data, _no_grad(indices), d_updates]

@@ -33,6 +33,8 @@ def _signature(cell, args: tuple, kwargs: dict) -> tuple:
             return ("T", value.shape, value.dtype.name)
         if isinstance(value, (list, tuple)):
             return tuple(sig(v) for v in value)
+        if hasattr(value, "_tree_parts"):  # a COOTensor/CSRTensor: its tensors are inputs, not constants
+            return (type(value).__name__, sig(value._tree_parts()))
         return ("C", repr(value))
     cells = tuple((id(c), c.training, str(c._mixed_precision)) for _, c in cell.cells_and_names())
     params = tuple((id(p), p.shape, p.dtype.name) for p in cell.get_parameters())

@@ -8,11 +8,20 @@ from ..common.tensor import Tensor
 _SLOT = "__tensor_slot__"
 
 
+class _Parts:
+    """The template of an object that takes itself apart (``_tree_parts``), e.g. a COOTensor."""
+
+    def __init__(self, kind: type, parts: Any):
+        self.kind, self.parts = kind, parts
+
+
 def split_tensors(value: Any, tensors: list[Tensor]) -> Any:
     """``value`` with every Tensor (in tuples/lists/dicts) replaced by a slot; the Tensors go to ``tensors``."""
     if isinstance(value, Tensor):
         tensors.append(value)
         return (_SLOT, len(tensors) - 1)
+    if hasattr(value, "_tree_parts"):
+        return _Parts(type(value), split_tensors(value._tree_parts(), tensors))
     if isinstance(value, (list, tuple)):
         return type(value)(split_tensors(v, tensors) for v in value)
     if isinstance(value, dict):
@@ -24,6 +33,8 @@ def fill_tensors(template: Any, values: Any) -> Any:
     """The inverse of :func:`split_tensors`: slots replaced by ``values[slot]``."""
     if isinstance(template, tuple) and len(template) == 2 and isinstance(template[0], str) and template[0] == _SLOT:
         return values[template[1]]
+    if isinstance(template, _Parts):
+        return template.kind._from_tree_parts(fill_tensors(template.parts, values))
     if isinstance(template, (list, tuple)):
         return type(template)(fill_tensors(v, values) for v in template)
     if isinstance(template, dict):

@@ -48,6 +48,8 @@ class Cell:
         flags: flags to add to the cell (see :meth:`add_flags`).
     """
 
+    _eager_only = False  # True: never traced (nn.GraphCell); the cells containing it run op by op
+
     def __init__(self, auto_prefix: bool = True, flags: Mapping[str, Any] | None = None):
         object.__setattr__(self, "_params", OrderedDict())
         object.__setattr__(self, "_cells", OrderedDict())
@@ -140,8 +142,10 @@ class Cell:
             new_args = hook(self, args)
             if new_args is not None:
                 args = new_args if isinstance(new_args, tuple) else (new_args,)
-        if any(cell._forward_pre_hooks or cell._forward_hooks for _, cell in self.cells_and_names() if cell is not self):
-            output = self._construct_with_precision(args, kwargs)  # children run (and hook) one by one
+        if any(((cell._forward_pre_hooks or cell._forward_hooks) and cell is not self) or cell._eager_only
+               for _, cell in self.cells_and_names()):
+            # children run (and hook) one by one; a GraphCell (_eager_only) cannot be traced
+            output = self._construct_with_precision(args, kwargs)
         else:
             from ..jit.cell_call import call_compiled
             output = call_compiled(self, args, kwargs)
