@@ -13,6 +13,8 @@ from .common.seed import get_seed, set_seed
 from .common.sparse_tensor import COOTensor, CSRTensor
 from .common.tensor import Tensor, tensor
 from .context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
+from .context import (ParallelMode, get_auto_parallel_context, reset_auto_parallel_context,  # noqa: E402
+                      set_auto_parallel_context)
 from . import nn  # noqa: E402  (nn needs ops)
 from . import layers, models  # noqa: E402
 from .jit.export import export  # noqa: E402
@@ -27,6 +29,7 @@ __version__ = "0.1.0"
 
 __all__ = ["Tensor", "tensor", "COOTensor", "CSRTensor", "Parameter", "ParameterTuple", "nn", "ops", "layers", "models", "dtype",
            "mstype", "initializer", "set_seed", "get_seed", "set_context", "get_context", "context",
-           "GRAPH_MODE", "PYNATIVE_MODE", "export", "load", "load_onnx", "Model", "grad", "value_and_grad", "save_checkpoint", "load_checkpoint", "load_param_into_net",
+           "GRAPH_MODE", "PYNATIVE_MODE", "ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context",
+           "reset_auto_parallel_context", "export", "load", "load_onnx", "Model", "grad", "value_and_grad", "save_checkpoint", "load_checkpoint", "load_param_into_net",
            "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
            "uint64", "bool_", "half", "single", "double"]

@@ -6,8 +6,9 @@ SUDO=""
 if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null; then SUDO="sudo"; fi
 # A C compiler (kernel libraries are linked with it), the aarch64 cross compiler and
 # qemu-user (bundles for ARM boards are built and run in the tests), and Mesa's CPU Vulkan driver
-# (lavapipe) with the Vulkan loader: the Vulkan tests run on it when there is no GPU.
-DEBS="gcc make gcc-aarch64-linux-gnu qemu-user mesa-vulkan-drivers libvulkan1"
+# (lavapipe) with the Vulkan loader: the Vulkan tests run on it when there is no GPU; Open MPI
+# (data-parallel training runs over it through mpi4py; the tests launch two ranks with mpirun).
+DEBS="gcc make gcc-aarch64-linux-gnu qemu-user mesa-vulkan-drivers libvulkan1 openmpi-bin libopenmpi-dev"
 missing=""
 for deb in $DEBS; do dpkg -s "$deb" >/dev/null 2>&1 || missing="$missing $deb"; done
 if [ -n "$missing" ]; then
@@ -15,4 +16,4 @@ if [ -n "$missing" ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
 fi
 python3 -m pip install -q --upgrade pip
-python3 -m pip install -q -e "./runtime[vulkan]" -e ".[test,tune,cuda]"
+python3 -m pip install -q -e "./runtime[vulkan]" -e ".[test,tune,cuda,distributed]"

@@ -1,6 +1,7 @@
 """Capture a Python function over Tensors, build it (cached by content hash), and run it."""
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import threading
@@ -137,7 +138,32 @@ def compile_function(fn: Callable[..., Any], input_specs: Sequence[tuple[str, tu
                     capture.random_inputs)
 
 
+@contextlib.contextmanager
+def _entry_lock(path: str):
+    """Holds an exclusive file lock on the cache entry ``path``, so that processes sharing the cache
+    (data-parallel ranks) build an entry once and never load one that another process is replacing."""
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): builds stay atomic, only the duplicate work remains
+        yield
+        return
+    folder, name = os.path.split(path)
+    locks = os.path.join(os.path.dirname(folder), "locks")  # beside the artifacts, not among them
+    os.makedirs(locks, exist_ok=True)
+    with open(os.path.join(locks, f"{name}.lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def _load_or_build(mod, capture, input_names, param_names, target_dict, path, tuning_db=None) -> aotnn_runtime.Module:
+    with _entry_lock(path):
+        return _load_or_build_locked(mod, capture, input_names, param_names, target_dict, path, tuning_db)
+
+
+def _load_or_build_locked(mod, capture, input_names, param_names, target_dict, path, tuning_db=None):
     if os.path.isdir(path):
         try:
             module = aotnn_runtime.load(path)

@@ -5,6 +5,7 @@ from ... import ops
 from ...ops.grad_ops import GradOperation, _differentiate
 from ..cell import Cell
 from ..container import _check_cell
+from . import _host_step
 
 __all__ = ["WithLossCell", "WithEvalCell", "WithGradCell", "ForwardValueAndGrad", "TrainOneStepCell"]
 
@@ -113,10 +114,28 @@ class ForwardValueAndGrad(Cell):
         return value, (tuple(input_grads) if self.get_all else input_grads[0])
 
 
+def _identity(grads):
+    return grads
+
+
+def _data_parallel_reducer(weights):
+    """(reducer_flag, grad_reducer) from the auto-parallel context, as MindSpore's TrainOneStepCell."""
+    from ...context import ParallelMode, get_auto_parallel_context
+    if get_auto_parallel_context("parallel_mode") not in (ParallelMode.DATA_PARALLEL, ParallelMode.HYBRID_PARALLEL):
+        return False, _identity
+    from .grad_reducer import DistributedGradReducer
+    return True, DistributedGradReducer(weights, get_auto_parallel_context("gradients_mean"),
+                                        get_auto_parallel_context("device_num"))
+
+
 class TrainOneStepCell(Cell):
     """One training step as ONE compiled graph: forward, loss, gradients, optimizer update.
 
-    Parameters and optimizer state are written back in place after every call.
+    Parameters and optimizer state are written back in place after every call. In data-parallel mode
+    (``set_auto_parallel_context(parallel_mode=ParallelMode.DATA_PARALLEL)``) the gradients go through a
+    ``DistributedGradReducer``; with more than one process the step then runs as two compiled graphs (loss and
+    gradients; optimizer update) with the MPI all-reduce between them, and the parameters are broadcast from
+    rank 0 before the first step so that every rank starts from the same weights.
 
     Args:
         network: a Cell returning the loss (e.g. ``WithLossCell``).
@@ -133,14 +152,24 @@ class TrainOneStepCell(Cell):
         self.optimizer = _check_cell(optimizer, "optimizer")
         self.weights = list(getattr(optimizer, "parameters", network.trainable_params()))
         self.sens = float(sens)
-        self.reducer_flag = False
+        self.reducer_flag, self.grad_reducer = _data_parallel_reducer(self.weights)
 
-    def grad_reducer(self, grads):
-        return grads
+    def __call__(self, *inputs):
+        # Collectives over MPI (gradient all-reduce, AdaSum) run on the host between compiled parts.
+        if _host_step.needed(self):
+            return _host_step.run(self, inputs)
+        return super().__call__(*inputs)
 
     def construct(self, *inputs):
+        outputs, grads = self._loss_and_grads(*inputs)
+        return self._apply_update(outputs, self.grad_reducer(grads))
+
+    # The two halves of the step (separate graphs when a host collective runs between them).
+    def _loss_and_grads(self, *inputs):
         sens = None if self.sens == 1.0 else ops.fill("float32", (), self.sens)
         outputs, _, grads = _differentiate(self.network, inputs, [], self.weights, sens)
-        grads = self.grad_reducer(tuple(grads))
+        return tuple(outputs), tuple(grads)
+
+    def _apply_update(self, outputs, grads):
         self.optimizer(grads)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)

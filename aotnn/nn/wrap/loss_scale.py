@@ -104,11 +104,14 @@ class TrainOneStepWithLossScaleCell(TrainOneStepCell):
         self.scale_sense.set_data(np.asarray(sens.asnumpy() if isinstance(sens, Tensor) else sens,
                                              np.float32).reshape(1))
 
-    def construct(self, *inputs):
+    # construct is TrainOneStepCell's: _loss_and_grads, grad_reducer, _apply_update.
+    def _loss_and_grads(self, *inputs):
         scale = ops.reshape(self.scale_sense, ())
         outputs, _, grads = _differentiate(self.network, inputs, [], self.weights, scale)
+        return tuple(outputs[:1]), tuple(g / scale for g in grads)
+
+    def _apply_update(self, outputs, grads):
         loss = outputs[0]
-        grads = self.grad_reducer(tuple(g / scale for g in grads))
         overflow = ops.any_non_finite(*grads)
         if self.loss_scaling_manager is not None:
             self.loss_scaling_manager(self.scale_sense, overflow)
