@@ -71,6 +71,7 @@ def grad_call(fn: Callable[[Sequence[relax.Expr]], tuple[list[relax.Expr], Captu
     if outer is None:
         raise CaptureError("grad_call needs an active capture")
     inner = Capture("main")
+    inner.differentiating = True
     with inner:
         in_vars = [inner.input(f"a{i}", static_shape(x), dtype_of(x)) for i, x in enumerate(inputs)]
         outputs, register_param = fn(in_vars)
@@ -86,6 +87,7 @@ def grad_call(fn: Callable[[Sequence[relax.Expr]], tuple[list[relax.Expr], Captu
         mod = inner.finish(outputs)
     index_of = {id(k): i for i, k in enumerate(inner.param_keys)}
     require = [inner.inputs[i] for i in grad_inputs] + [inner.param_vars[index_of[id(k)]] for k in params]
+    require += [var for var, _ in inner.grad_probes]
     try:
         mod = relax.transform.InlinePrivateFunctions()(mod)  # nested gradients (double backward)
         mod = relax.transform.Gradient("main", require_grads=require, target_index=0)(mod)
@@ -98,9 +100,17 @@ def grad_call(fn: Callable[[Sequence[relax.Expr]], tuple[list[relax.Expr], Captu
         raise CaptureError(f"cannot differentiate this network: {last}") from None
     adjoint = _move_kernels(outer, mod, mod["main_adjoint"].without_attr("global_symbol"))
     gvar = outer.builder.add_func(adjoint, "grad_fn")
-    # random samples drawn inside fn (dropout masks, sampled classes) are inputs of the sub-function too
-    randoms = [outer.random_input(shape, dtype) for shape, dtype in inner.random_inputs]
-    args = list(inputs) + randoms + [param_expr(key) for key in inner.param_keys]
+    # random samples drawn inside fn (dropout masks, sampled classes) are inputs of the sub-function too,
+    # and so are gradient probes (zeros)
+    randoms = iter(inner.random_inputs)
+    extras = []
+    for name, var in zip(inner.input_names[len(inputs):], inner.inputs[len(inputs):]):
+        if name.startswith("__probe"):
+            extras.append(outer.emit(relax.op.zeros(static_shape(var), dtype_of(var)), "probe"))
+        else:
+            shape, dtype = next(randoms)
+            extras.append(outer.random_input(shape, dtype))
+    args = list(inputs) + extras + [param_expr(key) for key in inner.param_keys]
     call = outer.emit(relax.Call(gvar, args), "grad_call")
     forward = outer.emit(relax.TupleGetItem(call, 0), "forward")
     grads = outer.emit(relax.TupleGetItem(call, 1), "grads")
@@ -109,5 +119,8 @@ def grad_call(fn: Callable[[Sequence[relax.Expr]], tuple[list[relax.Expr], Captu
     grad_values = [outer.emit(relax.TupleGetItem(grads, i)) for i in range(len(require))]
     for (param_index, _), value in zip(inner.param_updates, values[len(outputs):]):
         outer.update_param(inner.param_keys[param_index], value)
-    return GradResult(values[:len(outputs)], grad_values[:len(grad_inputs)], grad_values[len(grad_inputs):],
-                      list(params))
+    probe_grads = grad_values[len(require) - len(inner.grad_probes):]
+    for (_, on_grad), grad in zip(inner.grad_probes, probe_grads):
+        on_grad(grad)
+    return GradResult(values[:len(outputs)], grad_values[:len(grad_inputs)],
+                      grad_values[len(grad_inputs):len(grad_inputs) + len(params)], list(params))

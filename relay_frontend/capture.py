@@ -68,6 +68,8 @@ class Capture:
         self._param_index: dict[int, int] = {}
         self.param_updates: list[tuple[int, relax.Expr]] = []
         self.random_inputs: list[tuple[tuple[int, ...], str]] = []
+        self.grad_probes: list[tuple[relax.Var, Any]] = []
+        self.differentiating = False  # set by autodiff.grad_call on the capture it differentiates
         self._function_scope = None
         self._dataflow_scope = None
 
@@ -100,6 +102,16 @@ class Capture:
         self.random_inputs.append((tuple(int(d) for d in shape), str(dtype)))
         return var
 
+    def grad_probe(self, expr: relax.Expr, on_grad: Any) -> relax.Expr:
+        """``expr`` plus a zero input whose gradient (the gradient of ``expr``) is passed, once the function
+        is differentiated, to ``on_grad(gradient_expr)`` inside the enclosing graph (THOR layers save
+        statistics of their output gradients this way). Outside a differentiated capture: ``expr``."""
+        if not self.differentiating:
+            return expr
+        var = self.input(f"__probe{len(self.grad_probes)}", static_shape(expr), dtype_of(expr))
+        self.grad_probes.append((var, on_grad))
+        return self.emit(relax.op.add(expr, var), "probed")
+
     def param(self, key: Any, name: str, shape: Sequence[int], dtype: str) -> relax.Var:
         """The Relax variable of a parameter, created on first use. ``key`` identifies it."""
         index = self._param_index.get(id(key))
@@ -122,6 +134,15 @@ class Capture:
         if id(key) not in self._param_index:
             raise CaptureError("update_param: the parameter was never read in this graph")
         self.param_updates.append((self._param_index[id(key)], value))
+
+    def pending_value(self, key: Any) -> relax.Expr | None:
+        """The value most recently recorded for parameter ``key`` by :meth:`update_param` in this graph
+        (what the parameter will hold after the call), or None."""
+        index = self._param_index.get(id(key))
+        for updated, value in reversed(self.param_updates):
+            if updated == index:
+                return value
+        return None
 
     def guard_updates(self, since: int, keep_old: relax.Expr) -> None:
         """Make the parameter updates recorded from position ``since`` on conditional: where the

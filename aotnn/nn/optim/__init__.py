@@ -17,6 +17,7 @@ from .proximal_ada_grad import ProximalAdagrad
 from .rmsprop import RMSProp
 from .rprop import Rprop
 from .sgd import SGD
+from .thor import thor
 
 __all__ = ["Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay", "AdamOffload", "LazyAdam", "Adagrad",
-           "RMSProp", "FTRL", "Lamb", "LARS", "ProximalAdagrad", "Rprop", "ASGD", "AdaFactor"]
+           "RMSProp", "FTRL", "Lamb", "LARS", "ProximalAdagrad", "Rprop", "ASGD", "AdaFactor", "thor"]
