@@ -1,0 +1,64 @@
+"""Integer products (``int8_conv2d`` / ``int8_dense``): 8-bit operands, int32 accumulators.
+
+Without VNNI there is no int8 dot-product instruction; LLVM widens 8-bit lanes and multiplies in
+int32 (``vpmulld``/``vpmaddwd``) when the innermost loop is a spatial one over contiguous outputs.
+So: producers (padding, casts) are inlined, the spatial loops stay outside the reduction, the
+innermost output axis (output width, or output features of a dense) becomes the vector loop under
+the reduction loops, and the outer spatial loops are spread over the cores.
+"""
+from __future__ import annotations
+
+from tvm.s_tir import Schedule
+
+from . import common
+from .cpu import CpuInfo
+
+_NARROW = ("int8", "uint8")
+
+
+def _int8_reduction(sch: Schedule):
+    block = common.single_reduction_block(sch)
+    if block is None:
+        return None
+    stmt = sch.get(block)
+    if str(stmt.writes[0].source.dtype) != "int32":
+        return None
+    narrow = {str(region.source.dtype) for region in stmt.reads} & set(_NARROW)
+    if not narrow:  # reads may be casts of narrow buffers: look one producer up
+        for producer in sch.get_producers(block):
+            narrow |= {str(r.source.dtype) for r in sch.get(producer).reads} & set(_NARROW)
+    return block if narrow else None
+
+
+def matches(sch: Schedule) -> bool:
+    return _int8_reduction(sch) is not None
+
+
+def schedule(sch: Schedule, cpu: CpuInfo) -> None:
+    block = _int8_reduction(sch)
+    common.inline_producers(sch, block)
+    stmt = sch.get(block)
+    kinds = [int(iv.iter_type) for iv in stmt.iter_vars]
+    loops = sch.get_loops(block)
+    if len(loops) != len(kinds):
+        raise common.NotScheduled("loop nest does not match the block")
+    spatial = [loop for loop, kind in zip(loops, kinds) if kind == 0]
+    reduce = [loop for loop, kind in zip(loops, kinds) if kind != 0]
+    if not spatial or not reduce:
+        raise common.NotScheduled("not a spatial x reduction nest")
+    inner = spatial[-1]
+    width = common.extent(sch, inner)
+    if width is None or width < 2:
+        raise common.NotScheduled("no static vector axis")
+    lanes = cpu.lanes("int32")
+    if width > 2 * lanes:
+        inner_outer, inner = sch.split(inner, factors=[None, lanes])
+        spatial = spatial[:-1] + [inner_outer]
+    else:
+        spatial = spatial[:-1]
+    sch.reorder(*spatial, *reduce, inner)
+    # TVM refuses ``vectorize`` on a loop under reduction loops; unrolled, LLVM's SLP pass packs it
+    sch.unroll(inner)
+    if spatial and cpu.cores > 1 and common.block_work(sch, block) >= common.PARALLEL_MIN_MACS:
+        task = sch.fuse(*spatial[:2]) if len(spatial) > 1 else spatial[0]
+        common.parallel_if_worth(sch, task, common.block_work(sch, block), cpu)
