@@ -21,6 +21,9 @@ from .jit.export import export  # noqa: E402
 from .jit.load import load  # noqa: E402
 from .onnx import load_onnx  # noqa: E402
 from .train.model import Model  # noqa: E402
+from .train.loss_scale_manager import (DynamicLossScaleManager, FixedLossScaleManager,  # noqa: E402
+                                      LossScaleManager)
+from . import amp  # noqa: E402
 from .ops.grad_ops import grad, value_and_grad  # noqa: E402
 from .train.serialization import load_checkpoint, load_param_into_net, save_checkpoint  # noqa: E402
 
@@ -30,6 +33,6 @@ __version__ = "0.1.0"
 __all__ = ["Tensor", "tensor", "COOTensor", "CSRTensor", "Parameter", "ParameterTuple", "nn", "ops", "layers", "models", "dtype",
            "mstype", "initializer", "set_seed", "get_seed", "set_context", "get_context", "context",
            "GRAPH_MODE", "PYNATIVE_MODE", "ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context",
-           "reset_auto_parallel_context", "export", "load", "load_onnx", "Model", "grad", "value_and_grad", "save_checkpoint", "load_checkpoint", "load_param_into_net",
+           "reset_auto_parallel_context", "export", "load", "load_onnx", "Model", "amp", "LossScaleManager", "FixedLossScaleManager", "DynamicLossScaleManager", "grad", "value_and_grad", "save_checkpoint", "load_checkpoint", "load_param_into_net",
            "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
            "uint64", "bool_", "half", "single", "double"]

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..common.tensor import Tensor
 from .callback import Callback, RunContext
+from .loss_scale_manager import LossScaleManager
 
 
 def _batches(dataset: Any) -> Iterable[tuple]:
@@ -17,6 +18,33 @@ def _batches(dataset: Any) -> Iterable[tuple]:
     for item in source:
         items = item if isinstance(item, (tuple, list)) else (item,)
         yield tuple(x if isinstance(x, Tensor) else Tensor(np.asarray(x)) for x in items)
+
+
+_MODEL_KWARGS = ("loss_scale_manager", "keep_batchnorm_fp32", "boost_config_dict")
+
+
+def _check_kwargs(kwargs: dict[str, Any]) -> LossScaleManager | None:
+    """Validate Model's keyword arguments; returns the loss-scale manager (or None)."""
+    for name in kwargs:
+        if name not in _MODEL_KWARGS:
+            raise ValueError(f"For 'Model', the keyword arguments must be among {list(_MODEL_KWARGS)}, "
+                             f"but got '{name}'.")
+    manager = kwargs.get("loss_scale_manager")
+    if manager is not None and not isinstance(manager, LossScaleManager):
+        raise TypeError(f"For 'Model', the 'loss_scale_manager' must be a LossScaleManager, but got "
+                        f"{type(manager).__name__}.")
+    return manager
+
+
+def _train_step(loss_network: Any, optimizer: Any, manager: LossScaleManager | None) -> Any:
+    """The training cell, as MindSpore's ``amp.build_train_network`` builds it."""
+    from .. import nn
+    if manager is None:
+        return nn.TrainOneStepCell(loss_network, optimizer)
+    update_cell = manager.get_update_cell()
+    if update_cell is not None:
+        return nn.TrainOneStepWithLossScaleCell(loss_network, optimizer, scale_sense=update_cell)
+    return nn.TrainOneStepCell(loss_network, optimizer, sens=manager.get_loss_scale())
 
 
 class Model:
@@ -30,27 +58,40 @@ class Model:
         eval_network: Cell returning ``(loss, outputs, label)``; built from ``network``/``loss_fn`` if None.
         eval_indexes: positions of (loss, output, label) in ``eval_network``'s outputs.
         amp_level: 'O0' (float32) or 'O2'/'O3' (network in float16). Default: 'O0'.
+        boost_level: 'O0', 'O1' or 'O2'; accepted for MindSpore compatibility (no boost algorithms run).
+            Default: 'O0'.
+        kwargs: ``loss_scale_manager`` (:class:`LossScaleManager`): with an update cell (the Dynamic manager,
+            or the Fixed one with ``drop_overflow_update=True``) the model trains with
+            ``TrainOneStepWithLossScaleCell``, skipping the update in steps whose gradients overflow; the
+            Fixed one with ``drop_overflow_update=False`` scales the loss's gradient by its ``loss_scale``
+            and the optimizer (built with the same ``loss_scale``) divides it back.
+            ``keep_batchnorm_fp32`` (bool) and ``boost_config_dict`` (dict) are accepted.
     Raises:
-        ValueError: metrics without a way to evaluate, or an unknown amp_level.
+        ValueError: metrics without a way to evaluate, an unknown amp_level or boost_level, or an unknown
+            keyword argument.
+        TypeError: `loss_scale_manager` is not a LossScaleManager.
     """
 
     def __init__(self, network, loss_fn=None, optimizer=None, metrics=None, eval_network=None,
-                 eval_indexes: Sequence[int] | None = None, amp_level: str = "O0", **kwargs: Any):
+                 eval_indexes: Sequence[int] | None = None, amp_level: str = "O0", boost_level: str = "O0",
+                 **kwargs: Any):
         from .. import nn
         from ..common import dtype as mstype
         from .metrics import get_metrics
         if amp_level not in ("O0", "O1", "O2", "O3", "auto"):
             raise ValueError(f"amp_level: expected one of O0, O1, O2, O3, auto; got {amp_level!r}")
+        if boost_level not in ("O0", "O1", "O2"):
+            raise ValueError(f"boost_level: expected one of O0, O1, O2; got {boost_level!r}")
+        loss_scale_manager = _check_kwargs(kwargs)
         if amp_level in ("O2", "O3"):
             network.to_float(mstype.float16)
         self._network = network
         self._loss_fn = loss_fn
         self._optimizer = optimizer
         self._metrics = get_metrics(metrics) if metrics else {}
-        if loss_fn is not None and optimizer is not None:
-            self._train_network = nn.TrainOneStepCell(nn.WithLossCell(network, loss_fn), optimizer)
-        elif optimizer is not None:
-            self._train_network = nn.TrainOneStepCell(network, optimizer)
+        if optimizer is not None:
+            loss_network = nn.WithLossCell(network, loss_fn) if loss_fn is not None else network
+            self._train_network = _train_step(loss_network, optimizer, loss_scale_manager)
         else:
             self._train_network = network
         if eval_network is None and loss_fn is not None:
