@@ -192,11 +192,26 @@ def _token_counts(ids: Tensor, vocab_size: int) -> Tensor:
     return ops.reduce_sum(ops.one_hot(flat, vocab_size, 1.0, 0.0), 0)
 
 
-def _embedding_gradient_covariance(dout: Tensor, embedding_size: int) -> Tensor:
-    return _covariance(ops.reshape(dout, (-1, embedding_size)))
+class _EmbeddingStatistics:
+    """What both THOR embeddings save: id counts (``matrix_a``) and the covariance of the looked-up rows'
+    gradient (``matrix_g``)."""
+
+    def _init_statistics(self, vocab_size: int, embedding_size: int) -> None:
+        self.thor = True
+        self.matrix_a = _statistic(np.zeros([vocab_size]), "matrix_a")
+        self.matrix_g = _statistic(np.zeros([embedding_size, embedding_size]), "matrix_g")
+
+    def save_gradient(self, dout: Tensor) -> Tensor:
+        """Save ``dout^T dout / T`` (``dout`` the gradient of the looked-up rows) as ``matrix_g``."""
+        ops.assign(self.matrix_g, _covariance(ops.reshape(dout, (-1, self.embedding_size))))
+        return dout
+
+    def _record(self, ids: Tensor, out: Tensor) -> Tensor:
+        ops.assign(self.matrix_a, _token_counts(ids, self.vocab_size))
+        return _insert_gradient_of(out, self.save_gradient)
 
 
-class EmbeddingThor(Embedding):
+class EmbeddingThor(_EmbeddingStatistics, Embedding):
     r"""A lookup table of embeddings, saving the information needed for THOR.
 
     The output is :class:`Embedding`'s. In training mode (and with ``use_one_hot=False``, as MindSpore)
@@ -227,24 +242,16 @@ class EmbeddingThor(Embedding):
     def __init__(self, vocab_size, embedding_size, use_one_hot=False, embedding_table='normal',
                  dtype=mstype.float32, padding_idx=None):
         super().__init__(vocab_size, embedding_size, use_one_hot, embedding_table, dtype, padding_idx)
-        self.thor = True
-        self.matrix_a = _statistic(np.zeros([vocab_size]), "matrix_a")
-        self.matrix_g = _statistic(np.zeros([embedding_size, embedding_size]), "matrix_g")
-
-    def save_gradient(self, dout: Tensor) -> Tensor:
-        """Save ``dout^T dout / T`` (``dout`` the gradient of the looked-up rows) as ``matrix_g``."""
-        ops.assign(self.matrix_g, _embedding_gradient_covariance(dout, self.embedding_size))
-        return dout
+        self._init_statistics(vocab_size, embedding_size)
 
     def construct(self, ids):
         out = super().construct(ids)
         if self.thor and self.training and not self.use_one_hot:
-            ops.assign(self.matrix_a, _token_counts(ids, self.vocab_size))
-            out = _insert_gradient_of(out, self.save_gradient)
+            out = self._record(ids, out)
         return out
 
 
-class EmbeddingLookupThor(EmbeddingLookup):
+class EmbeddingLookupThor(_EmbeddingStatistics, EmbeddingLookup):
     r"""Embedding lookup, saving the information needed for THOR.
 
     The output is :class:`EmbeddingLookup`'s; the saved ``matrix_a`` (id counts) and ``matrix_g``
@@ -279,18 +286,10 @@ class EmbeddingLookupThor(EmbeddingLookup):
                  manual_shapes=None, max_norm=None, sparse=True, vocab_cache_size=0):
         super().__init__(vocab_size, embedding_size, param_init, target, slice_mode, manual_shapes, max_norm,
                          sparse, vocab_cache_size)
-        self.thor = True
-        self.matrix_a = _statistic(np.zeros([vocab_size]), "matrix_a")
-        self.matrix_g = _statistic(np.zeros([embedding_size, embedding_size]), "matrix_g")
-
-    def save_gradient(self, dout: Tensor) -> Tensor:
-        """Save ``dout^T dout / T`` (``dout`` the gradient of the looked-up rows) as ``matrix_g``."""
-        ops.assign(self.matrix_g, _embedding_gradient_covariance(dout, self.embedding_size))
-        return dout
+        self._init_statistics(vocab_size, embedding_size)
 
     def construct(self, indices):
         out = super().construct(indices)
         if self.thor and self.training:
-            ops.assign(self.matrix_a, _token_counts(indices, self.vocab_size))
-            out = _insert_gradient_of(out, self.save_gradient)
+            out = self._record(indices, out)
         return out
