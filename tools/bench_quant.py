@@ -23,22 +23,8 @@ from aotnn.compression.quant.export_int8 import convert_to_int8, export_int8
 from aotnn.models import LeNet5
 from aotnn.train import Model
 
-HELD_OUT = 0.25
-
-
-def digits() -> tuple[np.ndarray, np.ndarray]:
-    """The 1797 8x8 digits as float32 in [0, 1], upsampled to 1x32x32 by 4x4 blocks, with int32 labels."""
-    from sklearn.datasets import load_digits  # shipped with scikit-learn: no download
-
-    data = load_digits()
-    images = np.kron(data.images.astype(np.float32) / 16.0, np.ones((4, 4), np.float32))[:, None]
-    return np.ascontiguousarray(images), data.target.astype(np.int32)
-
-
-def split(count: int) -> tuple[np.ndarray, np.ndarray]:
-    order = np.random.default_rng(0).permutation(count)
-    cut = count - int(count * HELD_OUT)
-    return order[:cut], order[cut:]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from digits_data import ShuffledBatches, digits, split  # noqa: E402
 
 
 class LeNet5Quant(nn.Cell):
@@ -74,18 +60,6 @@ def create_quant_config(**kwargs):
     return create(**kwargs)
 
 
-class _Batches:
-    def __init__(self, images: np.ndarray, labels: np.ndarray, batch: int, seed: int):
-        self.images, self.labels, self.batch = images, labels, batch
-        self.rng = np.random.default_rng(seed)
-
-    def create_tuple_iterator(self):
-        order = self.rng.permutation(len(self.labels))
-        for start in range(0, len(order) - self.batch + 1, self.batch):
-            index = order[start:start + self.batch]
-            yield Tensor(self.images[index]), Tensor(self.labels[index])
-
-
 def train(net: nn.Cell, images: np.ndarray, labels: np.ndarray, epochs: int, seed: int = 1) -> nn.Cell:
     """Momentum SGD (lr 0.01, momentum 0.9, batch 32) from HeUniform weights, as tests/train does."""
     for param in net.trainable_params():
@@ -93,7 +67,7 @@ def train(net: nn.Cell, images: np.ndarray, labels: np.ndarray, epochs: int, see
             param.set_data(initializer(HeUniform(), param.shape))
     loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
     optimizer = nn.Momentum(net.trainable_params(), learning_rate=0.01, momentum=0.9)
-    Model(net, loss, optimizer).train(epochs, _Batches(images, labels, 32, seed))
+    Model(net, loss, optimizer).train(epochs, ShuffledBatches(images, labels, 32, seed))
     net.set_train(False)
     return net
 

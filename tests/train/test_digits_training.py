@@ -7,40 +7,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_digits  # shipped with scikit-learn (the ``test`` extra): no download
 
 import aotnn
 from aotnn import Tensor, nn
 from aotnn.common.initializer import HeUniform, initializer
 from aotnn.models import LeNet5
 from aotnn.train import Callback, Model
+from tests.tools.script_loader import loaded_script
 
 BATCH = 32
 EPOCHS = 8
-HELD_OUT = 0.25
 
 
-def _digits() -> tuple[np.ndarray, np.ndarray]:
-    """The 1797 8x8 digits as float32 in [0, 1], upsampled to 1x32x32 by 4x4 blocks, with int32 labels."""
-    data = load_digits()
-    images = data.images.astype(np.float32) / 16.0
-    images = np.kron(images, np.ones((4, 4), np.float32))[:, None]
-    return np.ascontiguousarray(images), data.target.astype(np.int32)
-
-
-class ShuffledBatches:
-    """A dataset in MindSpore's shape: ``create_tuple_iterator()`` yields (image, label) batches,
-    reshuffled on every pass (every epoch), dropping the last incomplete batch."""
-
-    def __init__(self, images: np.ndarray, labels: np.ndarray, batch: int, seed: int):
-        self.images, self.labels, self.batch = images, labels, batch
-        self.rng = np.random.default_rng(seed)
-
-    def create_tuple_iterator(self):
-        order = self.rng.permutation(len(self.labels))
-        for start in range(0, len(order) - self.batch + 1, self.batch):
-            index = order[start:start + self.batch]
-            yield Tensor(self.images[index]), Tensor(self.labels[index])
+@pytest.fixture(scope="module")
+def data():
+    yield from loaded_script("digits_data")
 
 
 class EpochLoss(Callback):
@@ -58,11 +39,9 @@ class EpochLoss(Callback):
         self._losses = []
 
 
-def test_lenet5_learns_digits_to_95_percent():
-    images, labels = _digits()
-    order = np.random.default_rng(0).permutation(len(labels))  # one fixed split
-    cut = len(labels) - int(len(labels) * HELD_OUT)
-    train, test = order[:cut], order[cut:]
+def test_lenet5_learns_digits_to_95_percent(data):
+    images, labels = data.digits()
+    train, test = data.split(len(labels))
 
     aotnn.set_seed(0)
     net = LeNet5(num_class=10, num_channel=1)
@@ -76,7 +55,7 @@ def test_lenet5_learns_digits_to_95_percent():
     model = Model(net, loss, optimizer, metrics={"acc"})
 
     history = EpochLoss()
-    model.train(EPOCHS, ShuffledBatches(images[train], labels[train], BATCH, seed=1), callbacks=history)
+    model.train(EPOCHS, data.ShuffledBatches(images[train], labels[train], BATCH, seed=1), callbacks=history)
 
     assert len(history.means) == EPOCHS
     assert history.means[0] < 2.2 and history.means[-1] < 0.25 * history.means[0], history.means
