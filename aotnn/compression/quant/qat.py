@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...nn.layer.quant import FakeQuantWithMinMaxObserver, QuantConfig
+from ...nn.layer.quant_observer import FakeQuantWithMinMaxObserver, QuantConfig
 from ..common import QuantDtype
 
 __all__ = ['create_quant_config']
