@@ -1,6 +1,8 @@
 """64-byte aligned host buffers: TVM kernels assume the alignment and never check it."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 ALIGNMENT = 64
@@ -9,7 +11,7 @@ ALIGNMENT = 64
 def aligned_empty(shape: tuple[int, ...], dtype: str | np.dtype) -> np.ndarray:
     """Return an uninitialised C-contiguous array whose data starts on a 64-byte boundary."""
     dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize  # math.prod: np.prod costs ~10 us per call
     raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
     offset = (-raw.ctypes.data) % ALIGNMENT
     return raw[offset:offset + nbytes].view(dtype).reshape(shape)

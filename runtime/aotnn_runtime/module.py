@@ -56,6 +56,7 @@ class EntryPoint:
         self._params_for: Any = None  # what the device copies of the parameters hold (GPU executors)
         self._prepared_for: Any = None  # what the param-only steps last ran on
         self._stored_cache: Any = None  # (key, stored weights, their handles) for calls without params
+        self._bound: Any = None  # (parameter handles, steps, steps with them bound): see _bound_steps
 
     def _load_steps(self, steps: list[dict], library: Any) -> list:
         loaded = []
@@ -196,6 +197,21 @@ class EntryPoint:
             return cache[2]
         return [tvm_ffi.from_dlpack(array) for array in weights]
 
+    def _bound_steps(self, handles: Mapping[str, list[Any]]) -> list[tuple[Any, tuple, list]]:
+        """The steps with every argument that is the same on each call (parameters, arena buffers,
+        prepared weights) bound once per parameter list: (kernel, arguments, [(position, kind, index)]
+        of the inputs and outputs to fill in)."""
+        params = handles["param"]
+        if self._bound is None or self._bound[0] is not params or self._bound[1] is not self._steps:
+            bound = []
+            for kernel, args in self._steps:
+                static = tuple(None if kind in ("input", "output") else handles[kind][index] for kind, index in args)
+                dynamic = [(position, kind, index) for position, (kind, index) in enumerate(args)
+                           if kind in ("input", "output")]
+                bound.append((kernel, static, dynamic))
+            self._bound = (params, self._steps, bound)
+        return self._bound[2]
+
     def _execute(self, data: list[np.ndarray], weights: list[np.ndarray], key: Any) -> list[np.ndarray]:
         """Run the kernels on checked inputs and parameters; ``key`` names the parameters' contents."""
         outputs = [aligned_empty(tuple(spec["shape"]), spec["dtype"]) for spec in self.outputs]
@@ -211,8 +227,14 @@ class EntryPoint:
             for kernel, args in self._prepare_steps:
                 kernel(*[handles[kind][index] for kind, index in args])
             self._prepared_for = key
-        for kernel, args in self._steps:
-            kernel(*[handles[kind][index] for kind, index in args])
+        for kernel, static, dynamic in self._bound_steps(handles):
+            if dynamic:
+                args = list(static)
+                for position, kind, index in dynamic:
+                    args[position] = handles[kind][index]
+                kernel(*args)
+            else:
+                kernel(*static)
         sources = {"input": data, "param": weights, "output": outputs}
         results = []
         for index, ref in enumerate(self.output_refs):
