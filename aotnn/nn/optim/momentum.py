@@ -52,12 +52,17 @@ class Momentum(Optimizer):
     def construct(self, gradients):
         gradients, lr = self._prepare_step(gradients)
         for index, (param, moment, grad) in enumerate(zip(self._parameters, self.moments, gradients)):
-            lr_i = self._lr_at(lr, index)
-            new_moment = moment * self.momentum + grad
-            if self.use_nesterov:
-                new_param = param - (grad * lr_i + new_moment * self.momentum * lr_i)
-            else:
-                new_param = param - lr_i * new_moment
-            ops.assign(moment, new_moment)
-            ops.assign(param, new_param)
+            apply_momentum(param, moment, grad, self._lr_at(lr, index), self.momentum, self.use_nesterov)
         return True
+
+
+def apply_momentum(param, moment, grad, lr, momentum, use_nesterov: bool) -> None:
+    """MindSpore's ApplyMomentum: ``moment = momentum * moment + grad``, then ``param -= lr * moment``
+    (Nesterov: ``param -= lr * (grad + momentum * moment)``); both written back with ``ops.assign``."""
+    new_moment = moment * momentum + grad
+    if use_nesterov:
+        new_param = param - (grad * lr + new_moment * momentum * lr)
+    else:
+        new_param = param - lr * new_moment
+    ops.assign(moment, new_moment)
+    ops.assign(param, new_param)

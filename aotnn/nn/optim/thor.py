@@ -16,6 +16,7 @@ from ..cell import Cell
 from ..layer.normalization import LayerNorm
 from ..layer.thor_layer import Conv2dThor, DenseThor, EmbeddingLookupThor, EmbeddingThor
 from . import _validator as validator
+from .momentum import apply_momentum
 from .optimizer import Optimizer, _state
 
 __all__ = ["thor", "ThorGpu"]
@@ -189,13 +190,7 @@ class ThorGpu(Optimizer):
             new_grads = [self._clip(grad) for grad in new_grads]
         lr = self.get_lr()
         for param, moment, grad in zip(self._parameters, self.moments, new_grads):
-            new_moment = moment * self.momentum + grad
-            if self.use_nesterov:
-                new_param = param - (grad * lr + new_moment * self.momentum * lr)
-            else:
-                new_param = param - lr * new_moment
-            ops.assign(moment, new_moment)
-            ops.assign(param, new_param)
+            apply_momentum(param, moment, grad, lr, self.momentum, self.use_nesterov)
         return True
 
 
