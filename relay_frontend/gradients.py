@@ -423,3 +423,9 @@ def _scatter_nd_grad(orig_var, orig_call, output_grad, ctx):
     else:  # written positions do not depend on data
         d_data = _op.scatter_nd(output_grad, indices, _op.zeros_like(updates), "update")
     return [d_data, _no_grad(indices), d_updates]
+
+
+@_register("relax.grad.no_grad")
+def _no_grad_grad(orig_var, orig_call, output_grad, ctx):
+    # TVM ships no rule for its own stop-gradient op: what passes through it is a constant to autodiff
+    return [_op.zeros_like(orig_call.args[0])]

@@ -153,6 +153,19 @@ def _local_comm():
     return world.comm.Split_type(MPI.COMM_TYPE_SHARED)
 
 
+def _ask_local(group: str, query: str, alone: int) -> int:
+    """``query`` (Get_rank/Get_size) of the world group's processes on this machine; ``alone`` without MPI."""
+    if group not in _WORLD_NAMES:
+        raise ValueError(f"group: only the world group is supported, got {group!r}")
+    local = _local_comm()
+    if local is None:
+        return alone
+    try:
+        return getattr(local, query)()
+    finally:
+        local.Free()
+
+
 def get_local_rank(group: str = GlobalComm.WORLD_COMM_GROUP) -> int:
     """This process's rank among the processes of the world group on the same machine.
 
@@ -160,15 +173,7 @@ def get_local_rank(group: str = GlobalComm.WORLD_COMM_GROUP) -> int:
         RuntimeError: ``init`` was not called.
         ValueError: `group` is not the world group (as MindSpore, only the world is supported).
     """
-    if group not in _WORLD_NAMES:
-        raise ValueError(f"group: only the world group is supported, got {group!r}")
-    local = _local_comm()
-    if local is None:
-        return 0
-    try:
-        return local.Get_rank()
-    finally:
-        local.Free()
+    return _ask_local(group, "Get_rank", alone=0)
 
 
 def get_local_rank_size(group: str = GlobalComm.WORLD_COMM_GROUP) -> int:
@@ -178,15 +183,7 @@ def get_local_rank_size(group: str = GlobalComm.WORLD_COMM_GROUP) -> int:
         RuntimeError: ``init`` was not called.
         ValueError: `group` is not the world group.
     """
-    if group not in _WORLD_NAMES:
-        raise ValueError(f"group: only the world group is supported, got {group!r}")
-    local = _local_comm()
-    if local is None:
-        return 1
-    try:
-        return local.Get_size()
-    finally:
-        local.Free()
+    return _ask_local(group, "Get_size", alone=1)
 
 
 def create_group(group: str, rank_ids: list[int]) -> None:

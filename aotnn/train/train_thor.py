@@ -14,6 +14,14 @@ __all__ = ["ConvertNetUtils", "ConvertModelUtils"]
 _THOR_LAYERS = (DenseThor, Conv2dThor, EmbeddingThor, EmbeddingLookupThor)
 
 
+def _adopt_weight_and_bias(new: Cell, old: Cell) -> Cell:
+    """``new`` holding ``old``'s weight and bias Parameter objects (same names, values, optimizer links)."""
+    new.weight = old.weight
+    if old.has_bias:
+        new.bias = old.bias
+    return new
+
+
 class ConvertNetUtils:
     """Replaces a network's layers by the THOR layers that save the statistics THOR needs.
 
@@ -25,19 +33,13 @@ class ConvertNetUtils:
     @staticmethod
     def _convert_dense(cell: Dense) -> DenseThor:
         new = DenseThor(cell.in_channels, cell.out_channels, "zeros", "zeros", cell.has_bias, cell.activation)
-        new.weight = cell.weight
-        if cell.has_bias:
-            new.bias = cell.bias
-        return new
+        return _adopt_weight_and_bias(new, cell)
 
     @staticmethod
     def _convert_conv2d(cell: Conv2d) -> Conv2dThor:
         new = Conv2dThor(cell.in_channels, cell.out_channels, cell.kernel_size, cell.stride, cell.pad_mode,
                          cell.padding, cell.dilation, cell.group, cell.has_bias, "zeros", "zeros")
-        new.weight = cell.weight
-        if cell.has_bias:
-            new.bias = cell.bias
-        return new
+        return _adopt_weight_and_bias(new, cell)
 
     @staticmethod
     def _convert_embedding(cell: Embedding) -> EmbeddingThor:

@@ -11,22 +11,11 @@ observer updates them).
 from __future__ import annotations
 
 from tvm import relax
-from tvm.relax.op.base import register_gradient
 
 from .common import cast, dtype_of, emit, normalize_axis, static_shape
 from .registry import rule
 
 _op = relax.op
-
-
-def _no_grad_gradient(orig_var, orig_call, output_grad, ctx):
-    return [_op.zeros_like(orig_call.args[0])]
-
-
-try:  # relax.grad.no_grad ships without a gradient rule: it is a constant to autodiff
-    register_gradient("relax.grad.no_grad", _no_grad_gradient)
-except Exception:  # noqa: BLE001 - a newer TVM may register its own
-    pass
 
 
 def _const(value: float, dtype: str) -> relax.Expr:

@@ -40,6 +40,14 @@ def _check_count(value, name: str, cls_name: str) -> int:
     return value
 
 
+def _sum_over_parts(network: Cell, inputs: tuple, parts: int):
+    """The sum of ``network``'s outputs over ``parts`` slices of the batch, run one after another."""
+    total = None
+    for i in range(parts):
+        total = _add(total, network(*_micro_batch(inputs, i, parts)))
+    return total
+
+
 class PipelineCell(Cell):
     """Splits the batch (axis 0 of every input) into `micro_size` micro batches, runs `network` on each in
     turn and returns the sum of the outputs.
@@ -68,10 +76,7 @@ class PipelineCell(Cell):
         self.micro_size = _check_count(micro_size, "micro_size", "PipelineCell")
 
     def construct(self, *inputs):
-        total = None
-        for i in range(self.micro_size):
-            total = _add(total, self.network(*_micro_batch(inputs, i, self.micro_size)))
-        return total
+        return _sum_over_parts(self.network, inputs, self.micro_size)
 
     def extend_repr(self) -> str:
         return f"micro_size={self.micro_size}"
@@ -102,10 +107,7 @@ class MicroBatchInterleaved(Cell):
         self.interleave_num = _check_count(interleave_num, "interleave_num", "MicroBatchInterleaved")
 
     def construct(self, *inputs):
-        total = None
-        for i in range(self.interleave_num):
-            total = _add(total, self.network(*_micro_batch(inputs, i, self.interleave_num)))
-        return total
+        return _sum_over_parts(self.network, inputs, self.interleave_num)
 
     def extend_repr(self) -> str:
         return f"interleave_num={self.interleave_num}"
