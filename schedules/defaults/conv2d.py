@@ -31,9 +31,11 @@ from .layout import Rewriter, dtype_of, static_shape
 CONV = "aotnn_conv2d"
 DEPTHWISE = "aotnn_dwconv2d"
 PAD = "aotnn_conv2d_pad"
+CLAMP = "aotnn_conv2d_clamp"
 OUT = "aotnn_conv2d_out"
 UNFLAT = "aotnn_conv2d_unflat"
 OUT_ELEMWISE_FUSABLE = 4  # tvm.relax OpPatternKind.kOutEWiseFusable
+WIDE_DEPTHWISE = 28  # output columns from which a depthwise tile holds two vectors of channels
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,11 @@ def plan_conv2d(cpu: CpuInfo, oc: int, oc_per_group: int, ow: int, dtype: str) -
     # accumulators + weight vectors + one broadcast must fit in the register file
     # (blocks of 3 vectors would fit AVX2 too, but a 24-lane ``o % 24`` does not vectorize)
     candidates = [2 * lanes, lanes]
+    if oc_per_group == oc and oc % (2 * lanes) and oc % (3 * lanes) == 0:
+        # e.g. 24 channels on AVX2: a 4 x 3-vector tile (scheduled as 3 vectors, see
+        # :func:`schedule`) loads 7 values per 12 FMAs where an 8 x 1-vector tile loads 9 per 8
+        ow_block = _best_ow_block(ow, 3, cpu.vector_registers - 4, 16)
+        return Conv2dPlan(3 * lanes, ow_block, oc, _round_up(ow, ow_block))
     if oc_per_group == oc:  # not grouped: pad channels up to a whole block if needed
         oc_block = next((c for c in candidates if oc % c == 0), None)
         if oc_block is None:
@@ -88,12 +95,16 @@ def plan_depthwise(cpu: CpuInfo, channels: int, ow: int, dtype: str, taps: int =
     """Tiles for a depthwise convolution: channels are the vector axis.
 
     One vector of channels per tile, so that a block's ``taps`` (kh x kw) weight vectors stay in
-    registers next to the ``ow_block`` accumulators while the tile slides along the row.
+    registers next to the ``ow_block`` accumulators while the tile slides along the row. Wide maps
+    (:data:`WIDE_DEPTHWISE` columns or more) take two vectors: a pixel's 64-byte cache line is then
+    used whole by one task instead of half by each of two (their rows no longer fit in L1, so the
+    second half was fetched again from L2); on narrow maps the wider tile pads more than it saves.
     """
     lanes = cpu.lanes(dtype)
-    c_block = next(c for c in (lanes, *range(lanes - 1, 0, -1)) if channels % c == 0)
+    widest = 2 * lanes if ow >= WIDE_DEPTHWISE else lanes
+    c_block = next(c for c in (2 * lanes, lanes, *range(lanes - 1, 0, -1)) if c <= widest and channels % c == 0)
     free = cpu.vector_registers - 2 - (taps if taps < cpu.vector_registers // 2 else 0)
-    ow_block = _best_ow_block(ow, 1, max(2, min(8, free)), 8)
+    ow_block = _best_ow_block(ow, max(1, c_block // lanes), max(2, min(8, free)), 8)
     return Conv2dPlan(c_block, ow_block, _round_up(channels, c_block), _round_up(ow, ow_block))
 
 
@@ -124,8 +135,12 @@ def _nhwc_shape(x: te.Tensor, nchw: bool) -> tuple[int, int, int, int]:
     return (n, b, c, a) if nchw else (n, a, b, c)
 
 
-def _padded_input(x: te.Tensor, padding, rows: int, cols: int, nchw: bool = False) -> te.Tensor:
+def _padded_input(x: te.Tensor, padding, rows: int, cols: int, nchw: bool = False,
+                  kernel_reads_inside: bool = False) -> te.Tensor:
     """``x`` as NHWC with ``padding`` (top, left, bottom, right), cut or extended to rows x cols.
+
+    ``kernel_reads_inside``: every output pixel of the convolution reads inside ``x`` (no real
+    padding), so rows and columns beyond it are only read by padded tile lanes.
 
     An NCHW ``x`` (a network's input) is transposed here, on the fly, instead of by a kernel of its own.
     """
@@ -133,6 +148,11 @@ def _padded_input(x: te.Tensor, padding, rows: int, cols: int, nchw: bool = Fals
     top, left = padding[0], padding[1]
     if not nchw and top == 0 and left == 0 and rows <= h and cols <= w:
         return x
+    if not nchw and top == 0 and left == 0 and kernel_reads_inside:
+        # the extension only feeds the tiles' padded tail, whose results are never written:
+        # read the last pixel again instead of copying the input into a larger buffer
+        return te.compute((n, rows, cols, c), lambda b, i, j, ch: x[b, tirx.min(i, h - 1), tirx.min(j, w - 1), ch],
+                          name=CLAMP)
     zero = tirx.const(0, x.dtype)
 
     def load(b, i, j, ch):
@@ -167,7 +187,8 @@ def conv2d_nhwc(x: te.Tensor, wp: te.Tensor, *, strides, padding, dilation, grou
     ow = _out_size(w, kw, sw, dw, padding[1], padding[3])
     rows = (oh - 1) * sh + (kh - 1) * dh + 1
     cols = ((ow if flat else ow_padded) - 1) * sw + (kw - 1) * dw + 1
-    data = _padded_input(x, padding, rows, cols, nchw_input)
+    real_padding = any(padding) or (oh - 1) * sh + (kh - 1) * dh + 1 > h or (ow - 1) * sw + (kw - 1) * dw + 1 > w
+    data = _padded_input(x, padding, rows, cols, nchw_input, kernel_reads_inside=not real_padding)
     rkh = te.reduce_axis((0, kh), "kh")
     rkw = te.reduce_axis((0, kw), "kw")
     ric = te.reduce_axis((0, ic_per_group), "ic")
@@ -331,10 +352,11 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     conv = common.find_block(sch, DEPTHWISE if depthwise else CONV)
     out = common.find_block(sch, OUT)
     pad = common.find_block(sch, PAD)
+    clamped = common.find_block(sch, CLAMP) is not None
     if out is None:
         raise common.NotScheduled("convolution without its output stage")
     unflat = common.find_block(sch, UNFLAT) is not None
-    common.inline_producers(sch, pad if pad is not None else conv)
+    common.inline_producers(sch, pad if pad is not None else conv)  # a CLAMP input goes inline too
     common.inline_consumers(sch, out)
 
     stmt = sch.get(conv)
@@ -352,13 +374,15 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     o_outer, o_inner = sch.split(o, [None, oc_block])
     j_outer, j_inner = sch.split(j, [None, ow_block])
     # Three ways to cut the work into tasks:
-    # - no padded copy to make (depthwise pads in place; 1x1 convolutions need none): (row,
-    #   channel block) pairs, small tasks that balance well over the cores;
+    # - no padded copy to make (depthwise pads in place; 1x1 convolutions over whole tiles need
+    #   none): (row, channel block) pairs, small tasks that balance well over the cores;
+    # (a 1x1 convolution whose last tile is partial reads its last pixel again instead of copying
+    # the input, and is cut as below: measured faster on MobileNetV2's 28- and 112-wide maps)
     # - many rows and weights that fit in L2 (each row re-reads them): one row per task, its padded
     #   input strip built inside the task;
     # - otherwise (deep layers: few rows, big weights): (channel block, row) pairs, so that a thread
     #   keeps one weight block hot, over an input padded once.
-    strip_free = pad is None or depthwise
+    strip_free = (pad is None and not clamped) or depthwise
     by_rows = not strip_free and (n * h >= 8 * cpu.cores and weight_bytes <= 256 * 1024
                                   or n * h >= 32 * cpu.cores)
     if strip_free:
@@ -387,7 +411,13 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
             if (common.extent(sch, loop) or 99) <= 7:
                 sch.unroll(loop)
     sch.unroll(j_inner)
-    sch.vectorize(o_inner)
+    lanes = cpu.lanes(dtype)
+    if oc_block == 3 * lanes:  # a 24-lane vector does not vectorize well: three of 8, unrolled
+        o_vectors, o_lanes = sch.split(o_inner, [3, lanes])
+        sch.unroll(o_vectors)
+        sch.vectorize(o_lanes)
+    else:
+        sch.vectorize(o_inner)
     common.vectorize_inner(sch, out, sch.get_loops(out)[-1], cpu.lanes(dtype) * 4)
     common.parallel_if_worth(sch, task, work, cpu)
     # last: vectorize/parallel need the reduction block whole

@@ -215,3 +215,49 @@ def test_flat_tiles_only_for_small_maps_with_many_channels():
     assert use_flat(AVX2, 16 * 256, 256, 7, 7) is not None  # Winograd's products of a 14x14 map
     assert use_flat(AVX2, 64, 64, 56, 56) is None
     assert use_flat(AVX2, 64, 64, 7, 7) is None  # too few channel blocks to share among the cores
+
+
+class InvertedResidual(nn.Cell):
+    """MobileNetV2's block on channels-last activations: 1x1 expand, 3x3 depthwise, 1x1 project (+ input)."""
+
+    def __init__(self, channels, expanded):
+        super().__init__()
+        self.stem = nn.Conv2d(channels, channels, 3, pad_mode="pad", padding=1)
+        self.expand = nn.Conv2d(channels, expanded, 1, has_bias=True)
+        self.depthwise = nn.Conv2d(expanded, expanded, 3, pad_mode="pad", padding=1, group=expanded, has_bias=True)
+        self.project = nn.Conv2d(expanded, channels, 1, has_bias=True)
+
+    def construct(self, x):
+        y = self.stem(x)
+        z = ops.clip_by_value(self.expand(y), 0.0, 6.0)
+        z = ops.clip_by_value(self.depthwise(z), 0.0, 6.0)
+        return self.project(z) + y
+
+
+@pytest.mark.parametrize("channels,expanded", [(24, 144), (48, 96)])
+def test_inverted_residual_with_partial_tiles_matches_torch(channels, expanded):
+    # 29 columns: the 1x1 convolutions' last tile is partial (they read the last pixel again
+    # instead of copying the input); 24 and 48 output channels take 3-vector tiles (AVX2 and
+    # AVX-512); the depthwise map is wide enough for two vectors of channels per tile
+    net = randomize(InvertedResidual(channels, expanded), seed=channels)
+    x = np.random.default_rng(21).standard_normal((1, channels, 29, 29)).astype(np.float32)
+    p = {name: t(param.asnumpy()) for name, param in net.parameters_and_names()}
+    y = F.conv2d(t(x), p["stem.weight"], None, 1, 1)
+    z = torch.clamp(F.conv2d(y, p["expand.weight"], p["expand.bias"]), 0, 6)
+    z = torch.clamp(F.conv2d(z, p["depthwise.weight"], p["depthwise.bias"], 1, 1, 1, expanded), 0, 6)
+    want = F.conv2d(z, p["project.weight"], p["project.bias"]) + y
+    assert_close(net(Tensor(x)), want)
+    rules = rules_used(lambda v: net(v), [("x", x.shape, "float32")])
+    convs = [name for name in rules if "conv2d" in name and "pack" not in name]
+    assert len(convs) == 4 and all(rules[name] == "conv2d" for name in convs), rules
+
+
+def test_three_vector_tiles_for_channels_two_vectors_do_not_divide():
+    assert plan_conv2d(AVX2, 24, 24, 56, "float32").oc_block == 24
+    assert plan_conv2d(AVX512, 48, 48, 56, "float32").oc_block == 48
+    assert plan_conv2d(AVX2, 32, 32, 56, "float32").oc_block == 16  # two vectors divide: unchanged
+
+
+def test_depthwise_takes_two_vectors_on_wide_maps_only():
+    assert plan_depthwise(AVX2, 96, 56, "float32").oc_block == 16
+    assert plan_depthwise(AVX2, 96, 14, "float32").oc_block == 8
