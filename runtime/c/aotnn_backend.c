@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #ifndef AOTNN_NO_THREADS
 #include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 #endif
 
@@ -91,7 +92,7 @@ static int aotnn_parallel_barrier(int task_id, TVMParallelGroupEnv* penv) {
 }
 #else
 
-/* A persistent pool: workers sleep on a condition variable between launches.
+/* A persistent pool: workers poll for a while after a launch, then sleep on a condition variable.
  *
  * A launch cuts the kernel's parallel loop into more chunks than there are threads
  * (AOTNN_CHUNKS_PER_THREAD each) and every thread, the caller included, claims chunks until none
@@ -103,6 +104,24 @@ static int aotnn_parallel_barrier(int task_id, TVMParallelGroupEnv* penv) {
  * schedules use no barriers, which need all tasks to run at once. */
 #ifndef AOTNN_CHUNKS_PER_THREAD
 #define AOTNN_CHUNKS_PER_THREAD 4
+#endif
+
+/* A model is a run of kernels launched back to back. Sleeping on a condition variable between
+ * them costs a futex wake-up per launch (tens of microseconds in a virtual machine, where the
+ * idle vCPU must be woken too), so a thread that runs out of work first polls for
+ * AOTNN_SPIN_NS - long enough to cover a single-threaded kernel and the caller's dispatch
+ * between two parallel ones - then sleeps. The bound keeps an idle pool off a shared machine's
+ * cores. Measured on MobileNetV2 (2 vCPUs, alternating runs): about 7.0 -> 6.5 ms per inference. */
+#ifndef AOTNN_SPIN_NS
+#define AOTNN_SPIN_NS 200000L
+#endif
+#define AOTNN_POLLS_PER_CLOCK 64
+#if defined(__x86_64__) || defined(__i386__)
+#define AOTNN_CPU_RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__) || defined(__arm__)
+#define AOTNN_CPU_RELAX() __asm__ __volatile__("yield")
+#else
+#define AOTNN_CPU_RELAX() ((void)0)
 #endif
 
 static struct {
@@ -147,6 +166,36 @@ static int aotnn_run_chunks(uint32_t tag, FTVMParallelLambda job, void* cdata, T
   }
 }
 
+static long aotnn_now_ns(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (long)now.tv_sec * 1000000000L + now.tv_nsec;
+}
+
+/* Polls until *value differs from `unchanged` (1) or AOTNN_SPIN_NS pass (0). */
+static int aotnn_poll_change(const unsigned long* value, unsigned long unchanged) {
+  long deadline = aotnn_now_ns() + AOTNN_SPIN_NS;
+  for (;;) {
+    for (int i = 0; i < AOTNN_POLLS_PER_CLOCK; i++) {
+      if (__atomic_load_n(value, __ATOMIC_ACQUIRE) != unchanged) return 1;
+      AOTNN_CPU_RELAX();
+    }
+    if (aotnn_now_ns() > deadline) return 0;
+  }
+}
+
+/* Polls until at least `count` chunks are finished (1) or AOTNN_SPIN_NS pass (0). */
+static int aotnn_poll_finished(int count) {
+  long deadline = aotnn_now_ns() + AOTNN_SPIN_NS;
+  for (;;) {
+    for (int i = 0; i < AOTNN_POLLS_PER_CLOCK; i++) {
+      if (__atomic_load_n(&pool.finished, __ATOMIC_ACQUIRE) >= count) return 1;
+      AOTNN_CPU_RELAX();
+    }
+    if (aotnn_now_ns() > deadline) return 0;
+  }
+}
+
 static void* aotnn_worker(void* arg) {
   int worker_id = (int)(intptr_t)arg;
   unsigned long seen = 0;
@@ -162,6 +211,7 @@ static void* aotnn_worker(void* arg) {
     TVMParallelGroupEnv env = pool.env;
     pthread_mutex_unlock(&pool.lock);
     aotnn_run_chunks((uint32_t)seen, job, cdata, &env);
+    aotnn_poll_change(&pool.generation, seen);
     pthread_mutex_lock(&pool.lock);
   }
   return NULL;
@@ -205,7 +255,7 @@ static int aotnn_parallel_launch(FTVMParallelLambda job, void* cdata, int num_ta
     TVMParallelGroupEnv env = {NULL, 1};
     return job(0, &env, cdata);
   }
-  pool.generation++;
+  __atomic_store_n(&pool.generation, pool.generation + 1, __ATOMIC_RELEASE);
   uint32_t tag = (uint32_t)pool.generation;
   pool.job = job;
   pool.cdata = cdata;
@@ -222,6 +272,7 @@ static int aotnn_parallel_launch(FTVMParallelLambda job, void* cdata, int num_ta
 
   aotnn_run_chunks(tag, job, cdata, &env);
 
+  aotnn_poll_finished(env.num_task);
   pthread_mutex_lock(&pool.lock);
   while (__atomic_load_n(&pool.finished, __ATOMIC_ACQUIRE) < env.num_task) pthread_cond_wait(&pool.done, &pool.lock);
   int rc = pool.status;
