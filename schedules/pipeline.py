@@ -1,19 +1,28 @@
-"""The Relax pass pipeline: legalize every op to TIR, fuse element-wise epilogues, fuse TIR."""
+"""The Relax pass pipeline: legalize every op to TIR, fuse element-wise epilogues (and, on CPUs,
+depthwise convolutions into the 1x1 convolutions after them), fuse TIR."""
 from __future__ import annotations
 
 import tvm
 from tvm import relax
 
 from . import defaults
+from .defaults import block_fusion
 
 
-def fusing_passes() -> tvm.transform.Pass:
-    """Relax passes that leave ``main`` as a sequence of ``call_tir`` kernels."""
+def fusing_passes(merge_blocks: bool = False) -> tvm.transform.Pass:
+    """Relax passes that leave ``main`` as a sequence of ``call_tir`` kernels.
+
+    Args:
+        merge_blocks: also merge depthwise convolutions into the 1x1 convolutions that consume
+            them (CPU default schedules, see ``defaults/block_fusion.py``).
+    """
+    merging = [block_fusion.merge_depthwise_pointwise_pass] if merge_blocks else []
     return tvm.transform.Sequential([
         relax.transform.LegalizeOps(),
         relax.transform.AnnotateTIROpPattern(),
         relax.transform.FoldConstant(),
         relax.transform.FuseOps(),
+        *merging,
         relax.transform.FuseTIR(),
         relax.transform.DeadCodeElimination(),
     ])
@@ -25,4 +34,5 @@ def lower_to_kernels(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.IRModu
         # adjoints of training steps are private functions: inline them first, so that the
         # default rewrite (which reads ``main`` only) sees their convolutions and products
         mod = relax.transform.InlinePrivateFunctions()(mod)
-        return fusing_passes()(defaults.rewrite_relax(mod, target))
+        merge = defaults.cpu_info(target) is not None
+        return fusing_passes(merge)(defaults.rewrite_relax(mod, target))

@@ -33,6 +33,7 @@ DEPTHWISE = "aotnn_dwconv2d"
 PAD = "aotnn_conv2d_pad"
 CLAMP = "aotnn_conv2d_clamp"
 OUT = "aotnn_conv2d_out"
+DW_OUT = "aotnn_dwconv2d_out"  # its own name: a depthwise kernel merged with a 1x1 one has both
 UNFLAT = "aotnn_conv2d_unflat"
 OUT_ELEMWISE_FUSABLE = 4  # tvm.relax OpPatternKind.kOutEWiseFusable
 WIDE_DEPTHWISE = 28  # output columns from which a depthwise tile holds two vectors of channels
@@ -257,7 +258,7 @@ def depthwise_nhwc(x: te.Tensor, wd: te.Tensor, *, strides, padding, dilation, c
         lambda b, i, j, c: te.sum(data[b, i * sh + rkh * dh, j * sw + rkw * dw, source(c)] * wd[rkh, rkw, c],
                                   axis=[rkh, rkw]),
         name=DEPTHWISE, attrs={"aotnn_tile_ow": ow_block, "aotnn_tile_oc": c_block})
-    return te.compute((n, oh, ow, oc), lambda b, i, j, c: acc[b, i, j, c], name=OUT)
+    return te.compute((n, oh, ow, oc), lambda b, i, j, c: acc[b, i, j, c], name=DW_OUT)
 
 
 # ---------------------------------------------------------------- the Relax rewrite
@@ -350,7 +351,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     """Schedule a fused kernel holding one convolution compute and its element-wise epilogue."""
     depthwise = common.find_block(sch, DEPTHWISE) is not None
     conv = common.find_block(sch, DEPTHWISE if depthwise else CONV)
-    out = common.find_block(sch, OUT)
+    out = common.find_block(sch, DW_OUT if depthwise else OUT)
     pad = common.find_block(sch, PAD)
     clamped = common.find_block(sch, CLAMP) is not None
     if out is None:
@@ -364,8 +365,8 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     acc_buffer = stmt.writes[0].source
     dtype = str(acc_buffer.dtype)
     n, h = int(acc_buffer.shape[0]), int(acc_buffer.shape[1])
-    ow_block = _tile(stmt, "ow")
-    oc_block = _tile(stmt, "oc")
+    ow_block = tile(stmt, "ow")
+    oc_block = tile(stmt, "oc")
     weight = [r.source for r in stmt.reads if len(r.source.shape) == (3 if depthwise else 5)]
     weight_bytes = _bytes(weight[0]) if weight else 0
 
@@ -411,13 +412,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
             if (common.extent(sch, loop) or 99) <= 7:
                 sch.unroll(loop)
     sch.unroll(j_inner)
-    lanes = cpu.lanes(dtype)
-    if oc_block == 3 * lanes:  # a 24-lane vector does not vectorize well: three of 8, unrolled
-        o_vectors, o_lanes = sch.split(o_inner, [3, lanes])
-        sch.unroll(o_vectors)
-        sch.vectorize(o_lanes)
-    else:
-        sch.vectorize(o_inner)
+    vectorize_channels(sch, o_inner, oc_block, cpu.lanes(dtype))
     common.vectorize_inner(sch, out, sch.get_loops(out)[-1], cpu.lanes(dtype) * 4)
     common.parallel_if_worth(sch, task, work, cpu)
     # last: vectorize/parallel need the reduction block whole
@@ -428,7 +423,18 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
                 common.schedule_injective_block(sch, block, cpu)
 
 
-def _tile(stmt, which: str) -> int:
+def vectorize_channels(sch: Schedule, loop, oc_block: int, lanes: int) -> None:
+    """Vectorize a tile's channel loop; a 3-vector block (see :func:`plan_conv2d`) as three
+    unrolled vectors: LLVM handles a 24-lane vector poorly."""
+    if oc_block == 3 * lanes:
+        vectors, inner = sch.split(loop, [3, lanes])
+        sch.unroll(vectors)
+        sch.vectorize(inner)
+    else:
+        sch.vectorize(loop)
+
+
+def tile(stmt, which: str) -> int:
     value = stmt.annotations.get("aotnn_tile_" + which) if stmt.annotations else None
     if value is None:
         raise common.NotScheduled(f"{stmt.name_hint}: no tile annotation {which!r}")

@@ -1,0 +1,157 @@
+"""Merge a depthwise convolution's kernel into the 1x1 convolution that consumes it.
+
+In MobileNet-style blocks (1x1 expand -> 3x3 depthwise -> 1x1 project) the depthwise result is
+written out whole only to be read back by the projection. Merged into one kernel (see
+``dw_pointwise.py`` for its schedule), each task computes one row of the depthwise result into
+a buffer that stays in the core's cache and projects it at once: the intermediate tensor never
+goes to memory, one parallel launch per block disappears, and the small depthwise kernels of
+deep layers, too small to be worth a launch of their own, run spread over the cores.
+
+The merge happens between Relax's ``FuseOps`` and ``FuseTIR``: the two fused groups (the
+depthwise convolution with its epilogue, the 1x1 convolution with its epilogue) become one group,
+which ``FuseTIR`` turns into one kernel with the depthwise result as an internal buffer.
+"""
+from __future__ import annotations
+
+import tvm
+from tvm import relax
+
+from .layout import static_shape
+
+DEPTHWISE_KERNEL = "aotnn_dwconv2d"
+CONV_KERNEL = "aotnn_conv2d"
+MAX_POINTWISE_WEIGHT_BYTES = 256 * 1024  # every row task reads all of them (as the by-rows conv tasks)
+
+
+def _primitive_calls(func: relax.Function) -> list[relax.Call]:
+    """The ``call_tir`` calls of a fused group, in order (empty if it is not a plain group)."""
+    if not isinstance(func.body, relax.SeqExpr) or len(func.body.blocks) != 1:
+        return []
+    calls = []
+    for binding in func.body.blocks[0].bindings:
+        value = binding.value
+        if not (isinstance(binding, relax.VarBinding) and isinstance(value, relax.Call)
+                and value.op == tvm.ir.Op.get("relax.call_tir")):
+            return []
+        calls.append(value)
+    return calls
+
+
+def _kernel_name(call: relax.Call) -> str:
+    return call.args[0].name_hint
+
+
+def _is_depthwise_group(func: relax.Function) -> bool:
+    calls = _primitive_calls(func)
+    return bool(calls) and _kernel_name(calls[0]).startswith(DEPTHWISE_KERNEL)
+
+
+def _pointwise_input(func: relax.Function) -> int | None:
+    """Index of the parameter that a 1x1, stride-1 convolution group convolves, or None."""
+    calls = _primitive_calls(func)
+    if not calls or not _kernel_name(calls[0]).startswith(CONV_KERNEL):
+        return None
+    data, weight = calls[0].args[1].fields[:2]
+    w_shape, x_shape, out_shape = static_shape(weight), static_shape(data), static_shape(calls[0])
+    if w_shape is None or x_shape is None or out_shape is None or len(w_shape) != 5:
+        return None
+    _, kh, kw, ic, oc_block = w_shape
+    if (kh, kw) != (1, 1) or x_shape[1:3] != out_shape[1:3]:
+        return None
+    if ic * out_shape[3] * 4 > MAX_POINTWISE_WEIGHT_BYTES:
+        return None
+    for index, param in enumerate(func.params):
+        if param.same_as(data):
+            return index
+    return None
+
+
+def _merged(first: relax.Function, second: relax.Function, index: int) -> relax.Function:
+    """One primitive function: ``first``'s body, then ``second``'s with parameter ``index`` bound
+    to ``first``'s result."""
+    result = first.body.body
+    bound = second.bind_params({second.params[index]: result})
+    bindings = [*first.body.blocks[0].bindings, *bound.body.blocks[0].bindings]
+    body = relax.SeqExpr([relax.DataflowBlock(bindings)], bound.body.body)
+    return relax.Function([*first.params, *bound.params], body, second.ret_ty, is_pure=True,
+                          attrs=second.attrs)
+
+
+def _uses(block: relax.BindingBlock, outputs: relax.Expr) -> dict:
+    counts: dict = {}
+    for binding in block.bindings:
+        for var in relax.analysis.free_vars(binding.value):
+            counts[var] = counts.get(var, 0) + 1
+    for var in relax.analysis.free_vars(outputs):
+        counts[var] = counts.get(var, 0) + 1
+    return counts
+
+
+def merge_depthwise_pointwise(mod: tvm.IRModule) -> tvm.IRModule:
+    """Merge every fused depthwise group whose only consumer is a fused 1x1 convolution group.
+
+    Args:
+        mod: a module after ``relax.transform.FuseOps``.
+    Returns:
+        the module with the merged groups (unchanged where no pair qualifies).
+    """
+    main_var = mod.get_global_var("main")
+    main = mod[main_var]
+    if not isinstance(main.body, relax.SeqExpr):
+        return mod
+    blocks = list(main.body.blocks)
+    builder = relax.BlockBuilder(mod)
+    changed = False
+    for position, block in enumerate(blocks):
+        if not isinstance(block, relax.DataflowBlock):
+            continue
+        uses = _uses(block, main.body.body)
+        producers = {}
+        for binding in block.bindings:
+            value = binding.value
+            if isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.GlobalVar):
+                producers[binding.var] = value
+        rewritten, dropped = {}, set()
+        for binding in block.bindings:
+            call = producers.get(binding.var)
+            if call is None:
+                continue
+            second = mod[call.op]
+            index = _pointwise_input(second) if isinstance(second, relax.Function) else None
+            if index is None:
+                continue
+            source = call.args[index]
+            first_call = producers.get(source)
+            if first_call is None or uses.get(source, 0) != 1 or source in dropped:
+                continue
+            first = mod[first_call.op]
+            if not (isinstance(first, relax.Function) and _is_depthwise_group(first)):
+                continue
+            merged = _merged(first, second, index)
+            gvar = builder.add_func(merged, f"{first_call.op.name_hint}_{call.op.name_hint}")
+            args = [*first_call.args, *(a for i, a in enumerate(call.args) if i != index)]
+            rewritten[binding.var] = relax.Call(gvar, args, ty_args=call.ty_args)
+            dropped.add(source)
+        if not rewritten:
+            continue
+        bindings = []
+        for binding in block.bindings:
+            if binding.var in dropped:
+                continue
+            if binding.var in rewritten:
+                binding = relax.VarBinding(binding.var, rewritten[binding.var])
+            bindings.append(binding)
+        blocks[position] = relax.DataflowBlock(bindings)
+        changed = True
+    if not changed:
+        return mod
+    new_main = relax.Function(main.params, relax.SeqExpr(blocks, main.body.body), main.ret_ty,
+                              is_pure=main.is_pure, attrs=main.attrs)
+    builder.update_func(main_var, new_main)
+    return relax.transform.Normalize()(builder.get())
+
+
+@tvm.transform.module_pass(opt_level=0, name="aotnn.MergeDepthwisePointwise")
+def merge_depthwise_pointwise_pass(mod: tvm.IRModule, _ctx) -> tvm.IRModule:
+    """:func:`merge_depthwise_pointwise` as a module pass (between FuseOps and FuseTIR)."""
+    return merge_depthwise_pointwise(mod)

@@ -1,0 +1,83 @@
+"""A depthwise convolution merged with the 1x1 convolution that consumes it (``block_fusion.py``).
+
+One task per output row: the task first computes that row of the depthwise result, all its
+channels, into a buffer private to the task (a few tens of KB: it stays in L1/L2), then runs the
+1x1 convolution's register tiles over it, exactly as the plain convolution schedule does
+(``conv2d.py``). Both keep their tile plans (the ``aotnn_tile_*`` annotations of their computes).
+"""
+from __future__ import annotations
+
+from tvm.s_tir import Schedule
+
+from . import common
+from .conv2d import CLAMP, CONV, DEPTHWISE, DW_OUT, OUT, PAD, tile, vectorize_channels
+from .cpu import CpuInfo
+
+
+def matches(sch: Schedule) -> bool:
+    return common.find_block(sch, DEPTHWISE) is not None and common.find_block(sch, CONV) is not None
+
+
+def _fold_epilogue(sch: Schedule, block) -> None:
+    """Fold the element-wise chain after ``block`` into it, up to the 1x1 convolution's input."""
+    while True:
+        consumers = sch.get_consumers(block)
+        if len(consumers) != 1 or common.block_name(sch, consumers[0]) in (CLAMP, CONV):
+            return
+        sch.reverse_compute_inline(consumers[0])
+
+
+def schedule(sch: Schedule, cpu: CpuInfo) -> None:
+    """Schedule the merged kernel: the depthwise row computed inside each 1x1 row task."""
+    dw, conv = common.find_block(sch, DEPTHWISE), common.find_block(sch, CONV)
+    dw_out, out = common.find_block(sch, DW_OUT), common.find_block(sch, OUT)
+    if dw_out is None or out is None:
+        raise common.NotScheduled("merged depthwise/1x1 kernel without its output stages")
+    pad = common.find_block(sch, PAD)
+    common.inline_producers(sch, pad if pad is not None else dw)
+    if pad is not None:  # a vector load per tap checks the border in place (see conv2d.schedule)
+        sch.compute_inline(pad)
+    _fold_epilogue(sch, dw_out)
+    clamp = common.find_block(sch, CLAMP)
+    if clamp is not None:
+        sch.compute_inline(clamp)
+    common.inline_consumers(sch, out)
+    dtype = str(sch.get(conv).writes[0].source.dtype)
+    lanes = cpu.lanes(dtype)
+    work = common.block_work(sch, conv) + common.block_work(sch, dw)
+
+    # the 1x1 convolution: register tiles along the row, one row per task
+    oc_block, ow_block = tile(sch.get(conv), "oc"), tile(sch.get(conv), "ow")
+    loops = sch.get_loops(conv)
+    (b, i, j, o), reduction = loops[:4], loops[4:]
+    o_outer, o_inner = sch.split(o, [None, oc_block])
+    j_outer, j_inner = sch.split(j, [None, ow_block])
+    sch.reorder(b, i, o_outer, j_outer, *reduction, j_inner, o_inner)
+    task = sch.fuse(b, i)
+    sch.set_scope(conv, 0, "local")
+    sch.reverse_compute_at(out, j_outer, preserve_unit_loops=True)
+    sch.unroll(j_inner)
+    vectorize_channels(sch, o_inner, oc_block, lanes)
+    common.vectorize_inner(sch, out, sch.get_loops(out)[-1], lanes * 4)
+
+    # the depthwise row the task needs, computed at the start of the task
+    sch.compute_at(dw_out, task, preserve_unit_loops=True)
+    sch.compute_at(dw, task, preserve_unit_loops=True)
+    c_block, dw_ow_block = tile(sch.get(dw), "oc"), tile(sch.get(dw), "ow")
+    dw_loops = sch.get_loops(dw)
+    (_, _, dj, dc), taps = dw_loops[1:5], dw_loops[5:]
+    c_outer, c_inner = sch.split(dc, [None, c_block])
+    dj_outer, dj_inner = sch.split(dj, [None, dw_ow_block])
+    sch.reorder(c_outer, dj_outer, *taps, dj_inner, c_inner)
+    sch.set_scope(dw, 0, "local")
+    sch.reverse_compute_at(dw_out, dj_outer, preserve_unit_loops=True)
+    for loop in taps:
+        if (common.extent(sch, loop) or 99) <= 7:
+            sch.unroll(loop)
+    sch.unroll(dj_inner)
+    sch.vectorize(c_inner)
+    common.vectorize_inner(sch, dw_out, sch.get_loops(dw_out)[-1], lanes * 4)
+
+    common.parallel_if_worth(sch, task, work, cpu)
+    sch.decompose_reduction(conv, reduction[0])
+    sch.decompose_reduction(dw, taps[0])
