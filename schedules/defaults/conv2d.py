@@ -395,7 +395,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     else:
         sch.reorder(b, o_outer, i, j_outer, *reduction, j_inner, o_inner)
         task = sch.fuse(b, o_outer, i)
-    sch.set_scope(conv, 0, "local")
+    common.accumulate_in_registers(sch, conv)
     sch.reverse_compute_at(out, j_outer, preserve_unit_loops=True)
     if pad is not None and depthwise:
         # a vector load per tap: checking the border in place is cheaper than copying the rows

@@ -180,7 +180,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     j_outer, j_inner = sch.split(j, [None, n_block])
     sch.reorder(j_outer, i_outer, k, i_inner, j_inner)
     task = sch.fuse(j_outer, i_outer)
-    sch.set_scope(dense, 0, "local")
+    common.accumulate_in_registers(sch, dense)
     try:
         sch.reverse_compute_at(out, task, preserve_unit_loops=True)
         common.vectorize_inner(sch, out, sch.get_loops(out)[-1], cpu.lanes(dtype) * 4)

@@ -54,7 +54,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     j_outer, j_inner = sch.split(j, [None, ow_block])
     sch.reorder(b, i, o_outer, j_outer, *reduction, j_inner, o_inner)
     task = sch.fuse(b, i)
-    sch.set_scope(conv, 0, "local")
+    common.accumulate_in_registers(sch, conv)
     sch.reverse_compute_at(out, j_outer, preserve_unit_loops=True)
     sch.unroll(j_inner)
     vectorize_channels(sch, o_inner, oc_block, lanes)
@@ -69,7 +69,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     c_outer, c_inner = sch.split(dc, [None, c_block])
     dj_outer, dj_inner = sch.split(dj, [None, dw_ow_block])
     sch.reorder(c_outer, dj_outer, *taps, dj_inner, c_inner)
-    sch.set_scope(dw, 0, "local")
+    common.accumulate_in_registers(sch, dw)
     sch.reverse_compute_at(dw_out, dj_outer, preserve_unit_loops=True)
     for loop in taps:
         if (common.extent(sch, loop) or 99) <= 7:

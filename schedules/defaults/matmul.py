@@ -78,11 +78,11 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
 
     consumers = sch.get_consumers(block)
     if len(consumers) == 1:  # an intermediate: keep the tile local and fold the epilogue into its write-back
-        sch.set_scope(block, 0, "local")
+        common.accumulate_in_registers(sch, block)
         out = consumers[0]
         common.inline_consumers(sch, out)
     else:
-        out = sch.cache_write(block, 0, "local")
+        out = sch.cache_write(block, 0, "global")  # a register tile: see common.accumulate_in_registers
     sch.reverse_compute_at(out, j_outer, preserve_unit_loops=True)
     common.vectorize_inner(sch, out, sch.get_loops(out)[-1], 4 * lanes)
     sch.unroll(i_inner)

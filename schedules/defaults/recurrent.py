@@ -261,7 +261,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     j_outer = sch.merge(nests[0][0], nests[1][0])
     b = sch.merge(*(sch.get_loops(block)[1] for block in (cell, hidden)))
     sch.compute_at(gates, b, preserve_unit_loops=True)
-    sch.set_scope(gates, 0, "local")
+    common.accumulate_in_registers(sch, gates)
     *_, q, lane, k = sch.get_loops(gates)
     sch.reorder(k, q, lane)
     sch.unroll(q)
