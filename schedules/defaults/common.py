@@ -18,10 +18,13 @@ def accumulate_in_registers(sch: Schedule, block) -> None:
     sch.set_scope(block, 0, "global")
 
 
-# A parallel launch wakes a worker thread: 10-20 us on an idle machine, a scheduler time slice on a
-# busy one. Kernels smaller than this stay on the calling thread.
+# A parallel launch costs a few microseconds while the pool's threads poll between kernels (the
+# runtime's backend), a wake-up of tens of microseconds after they went to sleep. Kernels smaller
+# than this stay on the calling thread. Products: 256K multiply-accumulates (10-30 us on one
+# core); from there two cores win, e.g. an LSTM step's 256x1024 matrix-vector product reads half
+# the weights per core (LSTM zoo model 1.1 -> 0.73 ms), MobileNetV2's 7x7 depthwise layers -30%.
 PARALLEL_MIN_ELEMENTS = 64 * 1024     # injective kernels: output elements
-PARALLEL_MIN_MACS = 1 << 20           # products: multiply-accumulates (about 30-60 us on one core)
+PARALLEL_MIN_MACS = 1 << 18           # products: multiply-accumulates
 
 
 class NotScheduled(Exception):
