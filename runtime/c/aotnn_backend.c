@@ -176,24 +176,20 @@ static long aotnn_now_ns(void) {
   return (long)now.tv_sec * 1000000000L + now.tv_nsec;
 }
 
-/* Polls until *value differs from `unchanged` (1) or AOTNN_SPIN_NS pass (0). */
-static int aotnn_poll_change(const unsigned long* value, unsigned long unchanged) {
-  long deadline = aotnn_now_ns() + AOTNN_SPIN_NS;
-  for (;;) {
-    for (int i = 0; i < AOTNN_POLLS_PER_CLOCK; i++) {
-      if (__atomic_load_n(value, __ATOMIC_ACQUIRE) != unchanged) return 1;
-      AOTNN_CPU_RELAX();
-    }
-    if (aotnn_now_ns() > deadline) return 0;
-  }
+static int aotnn_generation_moved(long seen) {
+  return __atomic_load_n(&pool.generation, __ATOMIC_ACQUIRE) != (unsigned long)seen;
 }
 
-/* Polls until at least `count` chunks are finished (1) or AOTNN_SPIN_NS pass (0). */
-static int aotnn_poll_finished(int count) {
+static int aotnn_chunks_finished(long count) {
+  return __atomic_load_n(&pool.finished, __ATOMIC_ACQUIRE) >= (int)count;
+}
+
+/* Polls `ready(arg)` until it holds (1) or AOTNN_SPIN_NS pass (0). */
+static int aotnn_poll(int (*ready)(long), long arg) {
   long deadline = aotnn_now_ns() + AOTNN_SPIN_NS;
   for (;;) {
     for (int i = 0; i < AOTNN_POLLS_PER_CLOCK; i++) {
-      if (__atomic_load_n(&pool.finished, __ATOMIC_ACQUIRE) >= count) return 1;
+      if (ready(arg)) return 1;
       AOTNN_CPU_RELAX();
     }
     if (aotnn_now_ns() > deadline) return 0;
@@ -215,7 +211,7 @@ static void* aotnn_worker(void* arg) {
     TVMParallelGroupEnv env = pool.env;
     pthread_mutex_unlock(&pool.lock);
     aotnn_run_chunks((uint32_t)seen, job, cdata, &env);
-    aotnn_poll_change(&pool.generation, seen);
+    aotnn_poll(aotnn_generation_moved, (long)seen);  /* the next launch, or sleep */
     pthread_mutex_lock(&pool.lock);
   }
   return NULL;
@@ -276,7 +272,7 @@ static int aotnn_parallel_launch(FTVMParallelLambda job, void* cdata, int num_ta
 
   aotnn_run_chunks(tag, job, cdata, &env);
 
-  aotnn_poll_finished(env.num_task);
+  aotnn_poll(aotnn_chunks_finished, env.num_task);  /* the workers' chunks, or sleep */
   pthread_mutex_lock(&pool.lock);
   while (__atomic_load_n(&pool.finished, __ATOMIC_ACQUIRE) < env.num_task) pthread_cond_wait(&pool.done, &pool.lock);
   int rc = pool.status;

@@ -16,11 +16,8 @@ from __future__ import annotations
 import tvm
 from tvm import relax
 
+from .conv2d import CONV, DEPTHWISE, ROW_TASK_WEIGHT_BYTES
 from .layout import static_shape
-
-DEPTHWISE_KERNEL = "aotnn_dwconv2d"
-CONV_KERNEL = "aotnn_conv2d"
-MAX_POINTWISE_WEIGHT_BYTES = 256 * 1024  # every row task reads all of them (as the by-rows conv tasks)
 
 
 def _primitive_calls(func: relax.Function) -> list[relax.Call]:
@@ -43,22 +40,22 @@ def _kernel_name(call: relax.Call) -> str:
 
 def _is_depthwise_group(func: relax.Function) -> bool:
     calls = _primitive_calls(func)
-    return bool(calls) and _kernel_name(calls[0]).startswith(DEPTHWISE_KERNEL)
+    return bool(calls) and _kernel_name(calls[0]).startswith(DEPTHWISE)
 
 
 def _pointwise_input(func: relax.Function) -> int | None:
     """Index of the parameter that a 1x1, stride-1 convolution group convolves, or None."""
     calls = _primitive_calls(func)
-    if not calls or not _kernel_name(calls[0]).startswith(CONV_KERNEL):
+    if not calls or not _kernel_name(calls[0]).startswith(CONV):
         return None
     data, weight = calls[0].args[1].fields[:2]
     w_shape, x_shape, out_shape = static_shape(weight), static_shape(data), static_shape(calls[0])
     if w_shape is None or x_shape is None or out_shape is None or len(w_shape) != 5:
         return None
-    _, kh, kw, ic, oc_block = w_shape
+    _, kh, kw, ic, _ = w_shape
     if (kh, kw) != (1, 1) or x_shape[1:3] != out_shape[1:3]:
         return None
-    if ic * out_shape[3] * 4 > MAX_POINTWISE_WEIGHT_BYTES:
+    if ic * out_shape[3] * 4 > ROW_TASK_WEIGHT_BYTES:  # every row task reads all of them
         return None
     for index, param in enumerate(func.params):
         if param.same_as(data):
@@ -122,7 +119,7 @@ def merge_depthwise_pointwise(mod: tvm.IRModule) -> tvm.IRModule:
                 continue
             source = call.args[index]
             first_call = producers.get(source)
-            if first_call is None or uses.get(source, 0) != 1 or source in dropped:
+            if first_call is None or uses.get(source, 0) != 1:
                 continue
             first = mod[first_call.op]
             if not (isinstance(first, relax.Function) and _is_depthwise_group(first)):

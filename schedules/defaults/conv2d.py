@@ -37,6 +37,7 @@ DW_OUT = "aotnn_dwconv2d_out"  # its own name: a depthwise kernel merged with a 
 UNFLAT = "aotnn_conv2d_unflat"
 OUT_ELEMWISE_FUSABLE = 4  # tvm.relax OpPatternKind.kOutEWiseFusable
 WIDE_DEPTHWISE = 28  # output columns from which a depthwise tile holds two vectors of channels
+ROW_TASK_WEIGHT_BYTES = 256 * 1024  # weights a one-row task may read whole (they stay in L2)
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,6 @@ def plan_conv2d(cpu: CpuInfo, oc: int, oc_per_group: int, ow: int, dtype: str) -
     """Tiles for a (possibly grouped) convolution with ``oc`` output channels and output width ``ow``."""
     lanes = cpu.lanes(dtype)
     # accumulators + weight vectors + one broadcast must fit in the register file
-    # (blocks of 3 vectors would fit AVX2 too, but a 24-lane ``o % 24`` does not vectorize)
     candidates = [2 * lanes, lanes]
     if oc_per_group == oc and oc % (2 * lanes) and oc % (3 * lanes) == 0:
         # e.g. 24 channels on AVX2: a 4 x 3-vector tile (scheduled as 3 vectors, see
@@ -188,7 +188,7 @@ def conv2d_nhwc(x: te.Tensor, wp: te.Tensor, *, strides, padding, dilation, grou
     ow = _out_size(w, kw, sw, dw, padding[1], padding[3])
     rows = (oh - 1) * sh + (kh - 1) * dh + 1
     cols = ((ow if flat else ow_padded) - 1) * sw + (kw - 1) * dw + 1
-    real_padding = any(padding) or (oh - 1) * sh + (kh - 1) * dh + 1 > h or (ow - 1) * sw + (kw - 1) * dw + 1 > w
+    real_padding = any(padding) or rows > h or (ow - 1) * sw + (kw - 1) * dw + 1 > w
     data = _padded_input(x, padding, rows, cols, nchw_input, kernel_reads_inside=not real_padding)
     rkh = te.reduce_axis((0, kh), "kh")
     rkw = te.reduce_axis((0, kw), "kw")
@@ -384,7 +384,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     # - otherwise (deep layers: few rows, big weights): (channel block, row) pairs, so that a thread
     #   keeps one weight block hot, over an input padded once.
     strip_free = (pad is None and not clamped) or depthwise
-    by_rows = not strip_free and (n * h >= 8 * cpu.cores and weight_bytes <= 256 * 1024
+    by_rows = not strip_free and (n * h >= 8 * cpu.cores and weight_bytes <= ROW_TASK_WEIGHT_BYTES
                                   or n * h >= 32 * cpu.cores)
     if strip_free:
         sch.reorder(b, i, o_outer, j_outer, *reduction, j_inner, o_inner)
