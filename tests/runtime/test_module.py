@@ -11,6 +11,8 @@ import pytest
 import aotnn_runtime
 from aotnn_runtime import ArtifactError, InputError
 
+from tests.conftest import lenet_reference
+
 
 def test_runs_and_matches_reference(lenet_artifact):
     path, _, x, expected = lenet_artifact
@@ -29,6 +31,18 @@ def test_unaligned_and_noncontiguous_inputs_are_accepted(lenet_artifact):
     wide = np.zeros((2, 1, 32, 64), np.float32)
     wide[..., ::2] = x
     np.testing.assert_allclose(module.run(wide[..., ::2])[0], expected, rtol=1e-4, atol=1e-6)
+
+
+def test_unaligned_inputs_of_successive_calls_each_give_their_own_result(lenet_artifact):
+    """Unaligned inputs are copied into a buffer kept between calls: each call must see its own data."""
+    path, params, x, _ = lenet_artifact
+    module = aotnn_runtime.load(path)
+    raw = np.zeros(x.size + 1, np.float32)
+    shifted = raw[1:].reshape(x.shape)
+    for scale in (1.0, -2.0, 0.5):
+        shifted[...] = x * scale
+        expected = lenet_reference(params, x * scale)
+        np.testing.assert_allclose(module.run(shifted)[0], expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
 
 
 @pytest.mark.parametrize("bad, message", [
