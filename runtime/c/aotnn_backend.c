@@ -62,16 +62,60 @@ static int aotnn_free_workspace(int device_type, int device_id, void* ptr) {
 #else
 void aotnn_workspace_reset(void) {}
 
+/* Kernels allocate their scratch buffers per parallel task and free them at its end. Blocks
+ * above glibc's mmap threshold would be mapped and unmapped each time, a page fault per 4 KB
+ * touched: each thread keeps a few freed blocks for the next task instead. A block carries its
+ * size in a 64-byte header (the data stays 64-byte aligned). */
+#define AOTNN_KEPT_BLOCKS 4
+#define AOTNN_HEADER 64
+#ifdef AOTNN_NO_THREADS
+#define AOTNN_THREAD_LOCAL
+#else
+#define AOTNN_THREAD_LOCAL __thread
+#endif
+static AOTNN_THREAD_LOCAL void* aotnn_kept[AOTNN_KEPT_BLOCKS];
+
+static size_t aotnn_block_size(void* block) { return *(size_t*)block; }
+
 static void* aotnn_alloc_workspace(int device_type, int device_id, uint64_t nbytes, int code, int bits) {
-  void* ptr = NULL;
+  size_t size = (size_t)((nbytes + 4095) & ~(uint64_t)4095);
+  void* block = NULL;
+  int i, best = -1;
   (void)device_type; (void)device_id; (void)code; (void)bits;
-  if (posix_memalign(&ptr, 64, nbytes ? (size_t)nbytes : 64) != 0) return NULL;
-  return ptr;
+  for (i = 0; i < AOTNN_KEPT_BLOCKS; ++i) {  /* the smallest kept block that is large enough */
+    if (aotnn_kept[i] != NULL && aotnn_block_size(aotnn_kept[i]) >= size &&
+        (best < 0 || aotnn_block_size(aotnn_kept[i]) < aotnn_block_size(aotnn_kept[best]))) best = i;
+  }
+  if (best >= 0) {
+    block = aotnn_kept[best];
+    aotnn_kept[best] = NULL;
+    return (uint8_t*)block + AOTNN_HEADER;
+  }
+  if (posix_memalign(&block, 64, size + AOTNN_HEADER) != 0) return NULL;
+  *(size_t*)block = size;
+  return (uint8_t*)block + AOTNN_HEADER;
 }
 
 static int aotnn_free_workspace(int device_type, int device_id, void* ptr) {
+  void* block;
+  int i, smallest = 0;
   (void)device_type; (void)device_id;
-  free(ptr);
+  if (ptr == NULL) return 0;
+  block = (uint8_t*)ptr - AOTNN_HEADER;
+  for (i = 0; i < AOTNN_KEPT_BLOCKS; ++i) {
+    if (aotnn_kept[i] == NULL) {
+      aotnn_kept[i] = block;
+      return 0;
+    }
+    if (aotnn_block_size(aotnn_kept[i]) < aotnn_block_size(aotnn_kept[smallest])) smallest = i;
+  }
+  /* all slots taken: keep the larger of this block and the smallest kept one */
+  if (aotnn_block_size(aotnn_kept[smallest]) < aotnn_block_size(block)) {
+    void* evicted = aotnn_kept[smallest];
+    aotnn_kept[smallest] = block;
+    block = evicted;
+  }
+  free(block);
   return 0;
 }
 #endif

@@ -7,17 +7,25 @@ a buffer that stays in the core's cache and projects it at once: the intermediat
 goes to memory, one parallel launch per block disappears, and the small depthwise kernels of
 deep layers, too small to be worth a launch of their own, run spread over the cores.
 
-The merge happens between Relax's ``FuseOps`` and ``FuseTIR``: the two fused groups (the
+Where the tensor the block's 1x1 expand convolution writes would not fit in L2 (MobileNetV2's
+112x112 and 56x56 blocks), the expansion joins the kernel too (:func:`merge_expand`,
+``inverted_residual.py``): the expanded rows a task needs are computed in the task.
+
+The merges happen between Relax's ``FuseOps`` and ``FuseTIR``: the two fused groups (the
 depthwise convolution with its epilogue, the 1x1 convolution with its epilogue) become one group,
 which ``FuseTIR`` turns into one kernel with the depthwise result as an internal buffer.
 """
 from __future__ import annotations
+
+import math
 
 import tvm
 from tvm import relax
 
 from .conv2d import CONV, DEPTHWISE, ROW_TASK_WEIGHT_BYTES
 from .layout import static_shape
+
+EXPAND_MERGE_MIN_BYTES = 1 << 20  # an expanded tensor this big no longer fits a core's L2
 
 
 def _primitive_calls(func: relax.Function) -> list[relax.Call]:
@@ -63,6 +71,27 @@ def _pointwise_input(func: relax.Function) -> int | None:
     return None
 
 
+def _depthwise_input(func: relax.Function) -> int | None:
+    """Index of the parameter a depthwise group (merged with its 1x1 convolution or not) convolves."""
+    calls = _primitive_calls(func)
+    if not calls or not _kernel_name(calls[0]).startswith(DEPTHWISE):
+        return None
+    data = calls[0].args[1].fields[0]
+    for index, param in enumerate(func.params):
+        if param.same_as(data):
+            return index
+    return None
+
+
+def _expand_bytes(func: relax.Function) -> int | None:
+    """Bytes of a plain 1x1 convolution group's result (None if ``func`` is not such a group)."""
+    calls = _primitive_calls(func)
+    if not calls or _pointwise_input(func) is None:
+        return None
+    shape = static_shape(func.body.body)
+    return None if shape is None else 4 * math.prod(shape)  # float32: the only dtype rewritten
+
+
 def _merged(first: relax.Function, second: relax.Function, index: int) -> relax.Function:
     """One primitive function: ``first``'s body, then ``second``'s with parameter ``index`` bound
     to ``first``'s result."""
@@ -84,14 +113,9 @@ def _uses(block: relax.BindingBlock, outputs: relax.Expr) -> dict:
     return counts
 
 
-def merge_depthwise_pointwise(mod: tvm.IRModule) -> tvm.IRModule:
-    """Merge every fused depthwise group whose only consumer is a fused 1x1 convolution group.
-
-    Args:
-        mod: a module after ``relax.transform.FuseOps``.
-    Returns:
-        the module with the merged groups (unchanged where no pair qualifies).
-    """
+def _merge_pairs(mod: tvm.IRModule, second_input, first_qualifies) -> tvm.IRModule:
+    """Merge group pairs: ``second_input(second)`` names the parameter of a consumer group that a
+    qualifying producer group (``first_qualifies(first)``) computes, used by it alone."""
     main_var = mod.get_global_var("main")
     main = mod[main_var]
     if not isinstance(main.body, relax.SeqExpr):
@@ -114,15 +138,15 @@ def merge_depthwise_pointwise(mod: tvm.IRModule) -> tvm.IRModule:
             if call is None:
                 continue
             second = mod[call.op]
-            index = _pointwise_input(second) if isinstance(second, relax.Function) else None
+            index = second_input(second) if isinstance(second, relax.Function) else None
             if index is None:
                 continue
             source = call.args[index]
             first_call = producers.get(source)
-            if first_call is None or uses.get(source, 0) != 1:
+            if first_call is None or uses.get(source, 0) != 1 or source in rewritten:
                 continue
             first = mod[first_call.op]
-            if not (isinstance(first, relax.Function) and _is_depthwise_group(first)):
+            if not (isinstance(first, relax.Function) and first_qualifies(first)):
                 continue
             merged = _merged(first, second, index)
             gvar = builder.add_func(merged, f"{first_call.op.name_hint}_{call.op.name_hint}")
@@ -148,7 +172,40 @@ def merge_depthwise_pointwise(mod: tvm.IRModule) -> tvm.IRModule:
     return relax.transform.Normalize()(builder.get())
 
 
+def merge_expand(mod: tvm.IRModule) -> tvm.IRModule:
+    """Merge each 1x1 expand convolution group into the depthwise group (merged with its 1x1
+    projection or not) that alone consumes it, where the expanded tensor would not fit in L2
+    (``inverted_residual.py`` schedules the result).
+
+    Args:
+        mod: a module after :func:`merge_depthwise_pointwise`.
+    Returns:
+        the module with the merged groups (unchanged where no pair qualifies).
+    """
+    def big_expand(func: relax.Function) -> bool:
+        size = _expand_bytes(func)
+        return size is not None and size >= EXPAND_MERGE_MIN_BYTES
+    return _merge_pairs(mod, _depthwise_input, big_expand)
+
+
+def merge_depthwise_pointwise(mod: tvm.IRModule) -> tvm.IRModule:
+    """Merge every fused depthwise group whose only consumer is a fused 1x1 convolution group.
+
+    Args:
+        mod: a module after ``relax.transform.FuseOps``.
+    Returns:
+        the module with the merged groups (unchanged where no pair qualifies).
+    """
+    return _merge_pairs(mod, _pointwise_input, _is_depthwise_group)
+
+
 @tvm.transform.module_pass(opt_level=0, name="aotnn.MergeDepthwisePointwise")
 def merge_depthwise_pointwise_pass(mod: tvm.IRModule, _ctx) -> tvm.IRModule:
     """:func:`merge_depthwise_pointwise` as a module pass (between FuseOps and FuseTIR)."""
     return merge_depthwise_pointwise(mod)
+
+
+@tvm.transform.module_pass(opt_level=0, name="aotnn.MergeExpand")
+def merge_expand_pass(mod: tvm.IRModule, _ctx) -> tvm.IRModule:
+    """:func:`merge_expand` as a module pass (after the depthwise/1x1 merge)."""
+    return merge_expand(mod)

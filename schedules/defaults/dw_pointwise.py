@@ -18,11 +18,12 @@ def matches(sch: Schedule) -> bool:
     return common.find_block(sch, DEPTHWISE) is not None and common.find_block(sch, CONV) is not None
 
 
-def _fold_epilogue(sch: Schedule, block) -> None:
-    """Fold the element-wise chain after ``block`` into it, up to the 1x1 convolution's input."""
+def fold_epilogue(sch: Schedule, block, stop: tuple[str, ...] = (CLAMP, CONV)) -> None:
+    """Fold the element-wise chain after ``block`` into it, up to a block named in ``stop``
+    (by default the 1x1 convolution's input)."""
     while True:
         consumers = sch.get_consumers(block)
-        if len(consumers) != 1 or common.block_name(sch, consumers[0]) in (CLAMP, CONV):
+        if len(consumers) != 1 or common.block_name(sch, consumers[0]).rstrip("0123456789") in stop:
             return
         sch.reverse_compute_inline(consumers[0])
 
@@ -37,7 +38,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     common.inline_producers(sch, pad if pad is not None else dw)
     if pad is not None:  # a vector load per tap checks the border in place (see conv2d.schedule)
         sch.compute_inline(pad)
-    _fold_epilogue(sch, dw_out)
+    fold_epilogue(sch, dw_out)
     clamp = common.find_block(sch, CLAMP)
     if clamp is not None:
         sch.compute_inline(clamp)

@@ -1,0 +1,98 @@
+"""A whole inverted-residual block (1x1 expand, depthwise, 1x1 project) in one kernel
+(block_fusion.merge_expand + inverted_residual) against PyTorch, and the cases that stay apart."""
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from aotnn import Tensor, nn, ops
+from default_schedule_helpers import assert_close, randomize, rules_used, t
+
+
+class InvertedResidual(nn.Cell):
+    """stem 3x3 (channels-last result) -> MobileNetV2 block: expand 1x1 + BN + ReLU6, depthwise
+    3x3 + BN + ReLU6, project 1x1 + BN, plus the input where the shapes allow."""
+
+    def __init__(self, channels, expanded, out_channels, stride, reuse=False):
+        super().__init__()
+        self.stem = nn.Conv2d(3, channels, 3, pad_mode="pad", padding=1)
+        self.expand = nn.Conv2d(channels, expanded, 1)
+        self.bn0 = nn.BatchNorm2d(expanded)
+        self.depthwise = nn.Conv2d(expanded, expanded, 3, stride, pad_mode="pad", padding=1, group=expanded)
+        self.bn1 = nn.BatchNorm2d(expanded)
+        self.project = nn.Conv2d(expanded, out_channels, 1)
+        self.bn2 = nn.BatchNorm2d(out_channels)
+        self.residual = stride == 1 and channels == out_channels
+        self.reuse = reuse
+
+    def construct(self, x):
+        x = self.stem(x)
+        e = ops.clip_by_value(self.bn0(self.expand(x)), 0.0, 6.0)
+        z = ops.clip_by_value(self.bn1(self.depthwise(e)), 0.0, 6.0)
+        y = self.bn2(self.project(z))
+        if self.residual:
+            y = y + x
+        if self.reuse:  # the expanded tensor is needed twice: it must be kept whole
+            return y, e * 2.0
+        return y
+
+
+def reference(net, x, stride):
+    p = {name: t(param.asnumpy()) for name, param in net.parameters_and_names()}
+
+    def bn(v, name):
+        return F.batch_norm(v, p[f"{name}.moving_mean"], p[f"{name}.moving_variance"], p[f"{name}.gamma"],
+                            p[f"{name}.beta"], False, 0.0, 1e-5)
+
+    expanded = p["depthwise.weight"].shape[0]
+    s = F.conv2d(t(x), p["stem.weight"], None, 1, 1)
+    e = torch.clamp(bn(F.conv2d(s, p["expand.weight"]), "bn0"), 0, 6)
+    z = torch.clamp(bn(F.conv2d(e, p["depthwise.weight"], None, stride, 1, 1, expanded), "bn1"), 0, 6)
+    y = bn(F.conv2d(z, p["project.weight"]), "bn2")
+    if net.residual:
+        y = y + s
+    return y, e
+
+
+def kernel_rules(net, x):
+    rules = rules_used(lambda v: net(v), [("x", x.shape, "float32")])
+    return {name: rule for name, rule in rules.items() if "conv2d" in name and not name.startswith("aotnn_pack")}
+
+
+# (channels, expanded, out channels, size, stride): expanded tensors above 1 MB; stride 1 with the
+# residual add, stride 2 on an odd size (the last band and the last tiles are partial)
+CASES = {"stride1_residual": (16, 96, 16, 56, 1), "stride2_odd": (16, 96, 24, 57, 2)}
+
+
+@pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
+def test_merged_block_matches_torch(case):
+    channels, expanded, out_channels, size, stride = CASES[case]
+    net = randomize(InvertedResidual(channels, expanded, out_channels, stride), seed=len(case))
+    net.set_train(False)
+    x = np.random.default_rng(5).standard_normal((1, 3, size, size)).astype(np.float32)
+    want, _ = reference(net, x, stride)
+    assert_close(net(Tensor(x)), want)
+    merged = [name for name, rule in kernel_rules(net, x).items() if rule == "inverted_residual"]
+    assert len(merged) == 1 and "dwconv2d" in merged[0] and merged[0].count("aotnn_conv2d") == 2, kernel_rules(net, x)
+
+
+def test_small_expansion_stays_its_own_kernel():
+    # 20x20x96 floats (150 KB) stay in L2 between two kernels: nothing to gain by merging
+    net = randomize(InvertedResidual(16, 96, 16, 1), seed=3)
+    net.set_train(False)
+    x = np.random.default_rng(6).standard_normal((1, 3, 20, 20)).astype(np.float32)
+    want, _ = reference(net, x, 1)
+    assert_close(net(Tensor(x)), want)
+    assert "inverted_residual" not in kernel_rules(net, x).values()
+    assert "dw_pointwise" in kernel_rules(net, x).values()
+
+
+def test_expansion_used_twice_is_not_merged():
+    net = randomize(InvertedResidual(16, 96, 16, 1, reuse=True), seed=4)
+    net.set_train(False)
+    x = np.random.default_rng(7).standard_normal((1, 3, 56, 56)).astype(np.float32)
+    want, e = reference(net, x, 1)
+    y, doubled = net(Tensor(x))
+    assert_close(y, want)
+    assert_close(doubled, e * 2.0)
+    assert "inverted_residual" not in kernel_rules(net, x).values()
