@@ -9,7 +9,8 @@ Two entry points, called by the build:
   ``layout`` carries the NHWC form through element-wise ops, pooling and means. Weight packing
   and transforms read parameters only: the build runs them once per parameter change.
 - :func:`apply_default_schedules` (TIR, the kernel module before ``tvm.compile``): each kernel
-  gets the first op-class schedule that applies (``winograd``, ``conv2d``, ``dense``,
+  gets the first op-class schedule that applies (``winograd``, ``inverted_residual``,
+  ``dw_pointwise``, ``conv2d``, ``dense``,
   ``recurrent``, ``matmul``, ``reduction``, ``elementwise``, ``fallback``) and lowers; a kernel
   no rule can schedule is kept as it was, so a schedule can cost speed but never correctness.
 
