@@ -22,7 +22,10 @@ import math
 import tvm
 from tvm import relax
 
-from .conv2d import CONV, DEPTHWISE, ROW_TASK_WEIGHT_BYTES
+from tvm.s_tir import Schedule
+
+from .conv2d import CONV, DEPTHWISE, ROW_TASK_WEIGHT_BYTES, tile
+from .inverted_residual import band_rows, expand_row_tile
 from .layout import static_shape
 
 EXPAND_MERGE_MIN_BYTES = 1 << 20  # an expanded tensor this big no longer fits a core's L2
@@ -83,13 +86,27 @@ def _depthwise_input(func: relax.Function) -> int | None:
     return None
 
 
-def _expand_bytes(func: relax.Function) -> int | None:
-    """Bytes of a plain 1x1 convolution group's result (None if ``func`` is not such a group)."""
+def _worth_merging_expand(mod: tvm.IRModule, func: relax.Function, consumer: relax.Function) -> bool:
+    """Whether ``func`` is a plain 1x1 convolution group whose result would not fit in L2 and
+    whose rows ``inverted_residual.py`` can tile and cut into bands of ``consumer``'s rows."""
     calls = _primitive_calls(func)
     if not calls or _pointwise_input(func) is None:
-        return None
+        return False
     shape = static_shape(func.body.body)
-    return None if shape is None else 4 * math.prod(shape)  # float32: the only dtype rewritten
+    if shape is None or 4 * math.prod(shape) < EXPAND_MERGE_MIN_BYTES:  # float32: the only dtype rewritten
+        return False
+    consumer_calls = _primitive_calls(consumer)
+    if not any(_kernel_name(call).startswith(CONV) for call in consumer_calls[1:]):
+        return False  # the depthwise kernel alone: its 1x1 projection was not merged into it
+    depthwise_shape = static_shape(consumer_calls[0])
+    if depthwise_shape is None or band_rows(depthwise_shape[1], shape[1], 4 * shape[2] * shape[3]) is None:
+        return False
+    schedule = Schedule(mod[calls[0].args[0]])
+    try:
+        planned = tile(schedule.get(schedule.get_sblock(CONV)), "ow")
+    except Exception:  # noqa: BLE001 - not the kernel conv2d.py emits
+        return False
+    return expand_row_tile(shape[2], planned) is not None
 
 
 def _merged(first: relax.Function, second: relax.Function, index: int) -> relax.Function:
@@ -113,9 +130,9 @@ def _uses(block: relax.BindingBlock, outputs: relax.Expr) -> dict:
     return counts
 
 
-def _merge_pairs(mod: tvm.IRModule, second_input, first_qualifies) -> tvm.IRModule:
+def _merge_pairs(mod: tvm.IRModule, second_input, qualifies) -> tvm.IRModule:
     """Merge group pairs: ``second_input(second)`` names the parameter of a consumer group that a
-    qualifying producer group (``first_qualifies(first)``) computes, used by it alone."""
+    producer group ``first`` computes, used by it alone, where ``qualifies(first, second)``."""
     main_var = mod.get_global_var("main")
     main = mod[main_var]
     if not isinstance(main.body, relax.SeqExpr):
@@ -146,7 +163,7 @@ def _merge_pairs(mod: tvm.IRModule, second_input, first_qualifies) -> tvm.IRModu
             if first_call is None or uses.get(source, 0) != 1 or source in rewritten:
                 continue
             first = mod[first_call.op]
-            if not (isinstance(first, relax.Function) and first_qualifies(first)):
+            if not (isinstance(first, relax.Function) and qualifies(first, second)):
                 continue
             merged = _merged(first, second, index)
             gvar = builder.add_func(merged, f"{first_call.op.name_hint}_{call.op.name_hint}")
@@ -182,10 +199,7 @@ def merge_expand(mod: tvm.IRModule) -> tvm.IRModule:
     Returns:
         the module with the merged groups (unchanged where no pair qualifies).
     """
-    def big_expand(func: relax.Function) -> bool:
-        size = _expand_bytes(func)
-        return size is not None and size >= EXPAND_MERGE_MIN_BYTES
-    return _merge_pairs(mod, _depthwise_input, big_expand)
+    return _merge_pairs(mod, _depthwise_input, lambda first, second: _worth_merging_expand(mod, first, second))
 
 
 def merge_depthwise_pointwise(mod: tvm.IRModule) -> tvm.IRModule:
@@ -196,7 +210,7 @@ def merge_depthwise_pointwise(mod: tvm.IRModule) -> tvm.IRModule:
     Returns:
         the module with the merged groups (unchanged where no pair qualifies).
     """
-    return _merge_pairs(mod, _pointwise_input, _is_depthwise_group)
+    return _merge_pairs(mod, _pointwise_input, lambda first, _: _is_depthwise_group(first))
 
 
 @tvm.transform.module_pass(opt_level=0, name="aotnn.MergeDepthwisePointwise")

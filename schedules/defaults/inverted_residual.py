@@ -22,6 +22,24 @@ from .dw_pointwise import fold_epilogue
 BAND_BYTES = 640 * 1024
 
 
+def expand_row_tile(width: int, planned: int) -> int | None:
+    """The expansion's tile width in the merged kernel: the widest up to ``planned`` that divides
+    the row (a partial last tile would put a predicate on every update of the tile); None where
+    only tiles under half the planned width divide it (the merged kernel would lose)."""
+    best = next(w for w in range(planned, 0, -1) if width % w == 0)
+    return best if 2 * best >= planned else None
+
+
+def band_rows(rows: int, expanded_rows: int, row_bytes: int) -> int | None:
+    """Output rows per task: the most whose expanded rows fit :data:`BAND_BYTES`, at most half the
+    rows (two tasks or more), dividing them (a partial band would predicate the projection's tile
+    updates); None where only bands under half that size divide them (a prime row count)."""
+    stride = max(1, round(expanded_rows / rows))
+    wanted = max(1, min(rows // 2, (BAND_BYTES // row_bytes - 1) // stride))
+    band = next(b for b in range(wanted, 0, -1) if rows % b == 0)
+    return band if 2 * band >= wanted else None
+
+
 def _named(sch: Schedule, prefix: str) -> list:
     """The root blocks called ``prefix`` or ``prefix`` plus FuseTIR's numeric suffix, in order."""
     blocks = []
@@ -58,14 +76,10 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     # the projection: register tiles along the row; a task is a band of rows
     oc_block, ow_block = tile(sch.get(project), "oc"), tile(sch.get(project), "ow")
     (b, i, j, o), reduction = sch.get_loops(project)[:4], sch.get_loops(project)[4:]
-    rows = common.extent(sch, i)
     exp_shape = [int(d) for d in sch.get(expand_out).writes[0].source.shape]
-    in_rows = exp_shape[1]
-    stride = max(1, round(in_rows / rows))
-    row_bytes = 4 * exp_shape[2] * exp_shape[3]
-    band = max(1, min(rows // 2, (BAND_BYTES // row_bytes - 1) // stride))
-    while rows % band:
-        band -= 1
+    band = band_rows(common.extent(sch, i), exp_shape[1], 4 * exp_shape[2] * exp_shape[3])
+    if band is None:
+        raise common.NotScheduled("no band of rows divides the output")
     i_band, i_row = sch.split(i, [None, band])
     o_outer, o_inner = sch.split(o, [None, oc_block])
     j_outer, j_inner = sch.split(j, [None, ow_block])
@@ -101,9 +115,9 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     e_oc_block, e_ow_block = tile(sch.get(expand), "oc"), tile(sch.get(expand), "ow")
     e_loops = sch.get_loops(expand)
     (er, ej, eo), e_red = e_loops[2:5], e_loops[5:]
-    width = common.extent(sch, ej)
-    # a tile that divides the row: a partial last tile would predicate every update of the tile
-    e_ow_block = next(w for w in range(e_ow_block, 0, -1) if width % w == 0)
+    e_ow_block = expand_row_tile(common.extent(sch, ej), e_ow_block)
+    if e_ow_block is None:
+        raise common.NotScheduled("no expansion tile divides the row")
     eo_outer, eo_inner = sch.split(eo, [None, e_oc_block])
     ej_outer, ej_inner = sch.split(ej, [None, e_ow_block])
     sch.reorder(er, eo_outer, ej_outer, *e_red, ej_inner, eo_inner)

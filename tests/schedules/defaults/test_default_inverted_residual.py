@@ -7,6 +7,7 @@ import torch.nn.functional as F
 
 from aotnn import Tensor, nn, ops
 from default_schedule_helpers import assert_close, randomize, rules_used, t
+from schedules.defaults.inverted_residual import band_rows, expand_row_tile
 
 
 class InvertedResidual(nn.Cell):
@@ -61,7 +62,7 @@ def kernel_rules(net, x):
 
 # (channels, expanded, out channels, size, stride): expanded tensors above 1 MB; stride 1 with the
 # residual add, stride 2 on an odd size (the last band and the last tiles are partial)
-CASES = {"stride1_residual": (16, 96, 16, 56, 1), "stride2_odd": (16, 96, 24, 57, 2)}
+CASES = {"stride1_residual": (16, 96, 16, 56, 1), "stride2_odd": (16, 96, 24, 55, 2)}
 
 
 @pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
@@ -85,6 +86,23 @@ def test_small_expansion_stays_its_own_kernel():
     assert_close(net(Tensor(x)), want)
     assert "inverted_residual" not in kernel_rules(net, x).values()
     assert "dw_pointwise" in kernel_rules(net, x).values()
+
+
+def test_row_tiles_and_bands_must_divide_the_rows():
+    assert expand_row_tile(112, 6) == 4 and expand_row_tile(56, 6) == 4 and expand_row_tile(48, 6) == 6
+    assert expand_row_tile(113, 6) is None  # only 1-pixel tiles divide a prime width
+    assert band_rows(56, 112, 112 * 96 * 4) == 7  # 15 expanded rows of 43 KB in 640 KB
+    assert band_rows(56, 56, 56 * 144 * 4) == 14  # 16 rows of 32 KB
+    assert band_rows(53, 53, 53 * 96 * 4) is None  # a prime row count: bands of one row only
+
+
+def test_prime_sized_map_is_not_merged():
+    net = randomize(InvertedResidual(16, 96, 16, 1), seed=5)
+    net.set_train(False)
+    x = np.random.default_rng(8).standard_normal((1, 3, 53, 53)).astype(np.float32)
+    want, _ = reference(net, x, 1)
+    assert_close(net(Tensor(x)), want)
+    assert "inverted_residual" not in kernel_rules(net, x).values()
 
 
 def test_expansion_used_twice_is_not_merged():
