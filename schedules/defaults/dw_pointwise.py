@@ -48,27 +48,42 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     work = common.block_work(sch, conv) + common.block_work(sch, dw)
 
     # the 1x1 convolution: register tiles along the row, one row per task
-    oc_block, ow_block = tile(sch.get(conv), "oc"), tile(sch.get(conv), "ow")
     loops = sch.get_loops(conv)
     (b, i, j, o), reduction = loops[:4], loops[4:]
+    tile_row(sch, conv, out, j, o, reduction, tile(sch.get(conv), "ow"), lanes)
+    task = sch.fuse(b, i)
+
+    # the depthwise row the task needs, computed at the start of the task
+    sch.compute_at(dw_out, task, preserve_unit_loops=True)
+    sch.compute_at(dw, task, preserve_unit_loops=True)
+    taps = tile_depthwise_row(sch, dw, dw_out, lanes)
+
+    common.parallel_if_worth(sch, task, work, cpu)
+    sch.decompose_reduction(conv, reduction[0])
+    sch.decompose_reduction(dw, taps[0])
+
+
+def tile_row(sch: Schedule, conv, out, j, o, reduction: list, ow_block: int, lanes: int) -> None:
+    """Register tiles of a 1x1 convolution along its row loop ``j`` and channel loop ``o`` (the
+    loops outside them stay as they are); the write-back ``out`` runs per tile."""
+    oc_block = tile(sch.get(conv), "oc")
     o_outer, o_inner = sch.split(o, [None, oc_block])
     j_outer, j_inner = sch.split(j, [None, ow_block])
-    sch.reorder(b, i, o_outer, j_outer, *reduction, j_inner, o_inner)
-    task = sch.fuse(b, i)
+    sch.reorder(o_outer, j_outer, *reduction, j_inner, o_inner)
     common.accumulate_in_registers(sch, conv)
     sch.reverse_compute_at(out, j_outer, preserve_unit_loops=True)
     sch.unroll(j_inner)
     vectorize_channels(sch, o_inner, oc_block, lanes)
     common.vectorize_inner(sch, out, sch.get_loops(out)[-1], lanes * 4)
 
-    # the depthwise row the task needs, computed at the start of the task
-    sch.compute_at(dw_out, task, preserve_unit_loops=True)
-    sch.compute_at(dw, task, preserve_unit_loops=True)
-    c_block, dw_ow_block = tile(sch.get(dw), "oc"), tile(sch.get(dw), "ow")
-    dw_loops = sch.get_loops(dw)
-    (_, _, dj, dc), taps = dw_loops[1:5], dw_loops[5:]
+
+def tile_depthwise_row(sch: Schedule, dw, dw_out, lanes: int) -> list:
+    """Register tiles of a depthwise row computed at a task loop (its last four loops: column,
+    channel, two taps); returns the tap loops."""
+    c_block, ow_block = tile(sch.get(dw), "oc"), tile(sch.get(dw), "ow")
+    dj, dc, *taps = sch.get_loops(dw)[-4:]
     c_outer, c_inner = sch.split(dc, [None, c_block])
-    dj_outer, dj_inner = sch.split(dj, [None, dw_ow_block])
+    dj_outer, dj_inner = sch.split(dj, [None, ow_block])
     sch.reorder(c_outer, dj_outer, *taps, dj_inner, c_inner)
     common.accumulate_in_registers(sch, dw)
     sch.reverse_compute_at(dw_out, dj_outer, preserve_unit_loops=True)
@@ -78,7 +93,4 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     sch.unroll(dj_inner)
     sch.vectorize(c_inner)
     common.vectorize_inner(sch, dw_out, sch.get_loops(dw_out)[-1], lanes * 4)
-
-    common.parallel_if_worth(sch, task, work, cpu)
-    sch.decompose_reduction(conv, reduction[0])
-    sch.decompose_reduction(dw, taps[0])
+    return taps

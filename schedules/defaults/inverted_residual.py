@@ -12,9 +12,9 @@ from __future__ import annotations
 from tvm.s_tir import Schedule
 
 from . import common
-from .conv2d import CLAMP, CONV, DEPTHWISE, DW_OUT, OUT, PAD, tile, vectorize_channels
+from .conv2d import CLAMP, CONV, DEPTHWISE, DW_OUT, OUT, PAD, tile
 from .cpu import CpuInfo
-from .dw_pointwise import fold_epilogue
+from .dw_pointwise import fold_epilogue, tile_depthwise_row, tile_row
 
 # Expanded rows one task keeps. A band shares its first row(s) with the band before, which both
 # compute: wider bands waste less but fall out of L2. On MobileNetV2, 640 KB beat 384 KB (-11 to
@@ -74,60 +74,30 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     work = sum(common.block_work(sch, b) for b in (expand, dw, project))
 
     # the projection: register tiles along the row; a task is a band of rows
-    oc_block, ow_block = tile(sch.get(project), "oc"), tile(sch.get(project), "ow")
     (b, i, j, o), reduction = sch.get_loops(project)[:4], sch.get_loops(project)[4:]
     exp_shape = [int(d) for d in sch.get(expand_out).writes[0].source.shape]
     band = band_rows(common.extent(sch, i), exp_shape[1], 4 * exp_shape[2] * exp_shape[3])
     if band is None:
         raise common.NotScheduled("no band of rows divides the output")
     i_band, i_row = sch.split(i, [None, band])
-    o_outer, o_inner = sch.split(o, [None, oc_block])
-    j_outer, j_inner = sch.split(j, [None, ow_block])
-    sch.reorder(b, i_band, i_row, o_outer, j_outer, *reduction, j_inner, o_inner)
+    tile_row(sch, project, project_out, j, o, reduction, tile(sch.get(project), "ow"), lanes)
     task = sch.fuse(b, i_band)
-    common.accumulate_in_registers(sch, project)
-    sch.reverse_compute_at(project_out, j_outer, preserve_unit_loops=True)
-    sch.unroll(j_inner)
-    vectorize_channels(sch, o_inner, oc_block, lanes)
-    common.vectorize_inner(sch, project_out, sch.get_loops(project_out)[-1], lanes * 4)
 
     # the depthwise row of each output row
     sch.compute_at(dw_out, i_row, preserve_unit_loops=True)
     sch.compute_at(dw, i_row, preserve_unit_loops=True)
-    c_block, dw_ow_block = tile(sch.get(dw), "oc"), tile(sch.get(dw), "ow")
-    dw_loops = sch.get_loops(dw)
-    (dj, dc), taps = dw_loops[4:6], dw_loops[6:]
-    c_outer, c_inner = sch.split(dc, [None, c_block])
-    dj_outer, dj_inner = sch.split(dj, [None, dw_ow_block])
-    sch.reorder(c_outer, dj_outer, *taps, dj_inner, c_inner)
-    common.accumulate_in_registers(sch, dw)
-    sch.reverse_compute_at(dw_out, dj_outer, preserve_unit_loops=True)
-    for loop in taps:
-        if (common.extent(sch, loop) or 99) <= 7:
-            sch.unroll(loop)
-    sch.unroll(dj_inner)
-    sch.vectorize(c_inner)
-    common.vectorize_inner(sch, dw_out, sch.get_loops(dw_out)[-1], lanes * 4)
+    taps = tile_depthwise_row(sch, dw, dw_out, lanes)
 
     # the expanded rows of the band, computed at the start of the task
     sch.compute_at(expand_out, task, preserve_unit_loops=True)
     sch.compute_at(expand, task, preserve_unit_loops=True)
-    e_oc_block, e_ow_block = tile(sch.get(expand), "oc"), tile(sch.get(expand), "ow")
-    e_loops = sch.get_loops(expand)
-    (er, ej, eo), e_red = e_loops[2:5], e_loops[5:]
-    e_ow_block = expand_row_tile(common.extent(sch, ej), e_ow_block)
+    (ej, eo), e_reduction = sch.get_loops(expand)[3:5], sch.get_loops(expand)[5:]
+    e_ow_block = expand_row_tile(common.extent(sch, ej), tile(sch.get(expand), "ow"))
     if e_ow_block is None:
         raise common.NotScheduled("no expansion tile divides the row")
-    eo_outer, eo_inner = sch.split(eo, [None, e_oc_block])
-    ej_outer, ej_inner = sch.split(ej, [None, e_ow_block])
-    sch.reorder(er, eo_outer, ej_outer, *e_red, ej_inner, eo_inner)
-    common.accumulate_in_registers(sch, expand)
-    sch.reverse_compute_at(expand_out, ej_outer, preserve_unit_loops=True)
-    sch.unroll(ej_inner)
-    vectorize_channels(sch, eo_inner, e_oc_block, lanes)
-    common.vectorize_inner(sch, expand_out, sch.get_loops(expand_out)[-1], lanes * 4)
+    tile_row(sch, expand, expand_out, ej, eo, e_reduction, e_ow_block, lanes)
 
     common.parallel_if_worth(sch, task, work, cpu)
     sch.decompose_reduction(project, reduction[0])
     sch.decompose_reduction(dw, taps[0])
-    sch.decompose_reduction(expand, e_red[0])
+    sch.decompose_reduction(expand, e_reduction[0])
