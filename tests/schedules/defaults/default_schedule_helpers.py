@@ -45,3 +45,14 @@ def randomize(cell, seed: int = 0, scale: float = 0.5):
 
 def t(array) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(array))
+
+
+def torch_params(cell) -> dict[str, torch.Tensor]:
+    """The cell's parameters by name, as torch tensors."""
+    return {name: t(param.asnumpy()) for name, param in cell.parameters_and_names()}
+
+
+def batch_norm(value: torch.Tensor, params: dict[str, torch.Tensor], name: str) -> torch.Tensor:
+    """Inference batch norm (MindSpore's eps 1e-5) with the parameters of the BatchNorm2d ``name``."""
+    return torch.nn.functional.batch_norm(value, params[f"{name}.moving_mean"], params[f"{name}.moving_variance"],
+                                          params[f"{name}.gamma"], params[f"{name}.beta"], False, 0.0, 1e-5)

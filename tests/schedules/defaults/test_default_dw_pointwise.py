@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from aotnn import Tensor, nn, ops
-from default_schedule_helpers import assert_close, randomize, rules_used, t
+from default_schedule_helpers import assert_close, batch_norm, randomize, rules_used, t, torch_params
 
 
 class DepthwiseThenProject(nn.Cell):
@@ -30,16 +30,11 @@ class DepthwiseThenProject(nn.Cell):
 
 
 def reference(net, x, stride):
-    p = {name: t(param.asnumpy()) for name, param in net.parameters_and_names()}
-
-    def bn(v, name):
-        return F.batch_norm(v, p[f"{name}.moving_mean"], p[f"{name}.moving_variance"], p[f"{name}.gamma"],
-                            p[f"{name}.beta"], False, 0.0, 1e-5)
-
+    p = torch_params(net)
     channels = p["depthwise.weight"].shape[0]
     z = F.conv2d(t(x), p["stem.weight"], None, 1, 1)
-    z = torch.clamp(bn(F.conv2d(z, p["depthwise.weight"], None, stride, 1, 1, channels), "bn1"), 0, 6)
-    return bn(F.conv2d(z, p["project.weight"]), "bn2"), z
+    z = torch.clamp(batch_norm(F.conv2d(z, p["depthwise.weight"], None, stride, 1, 1, channels), p, "bn1"), 0, 6)
+    return batch_norm(F.conv2d(z, p["project.weight"]), p, "bn2"), z
 
 
 def merged_kernels(net, x):

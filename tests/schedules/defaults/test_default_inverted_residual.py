@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from aotnn import Tensor, nn, ops
-from default_schedule_helpers import assert_close, randomize, rules_used, t
+from default_schedule_helpers import assert_close, batch_norm, randomize, rules_used, t, torch_params
 from schedules.defaults.inverted_residual import band_rows, expand_row_tile
 
 
@@ -39,17 +39,12 @@ class InvertedResidual(nn.Cell):
 
 
 def reference(net, x, stride):
-    p = {name: t(param.asnumpy()) for name, param in net.parameters_and_names()}
-
-    def bn(v, name):
-        return F.batch_norm(v, p[f"{name}.moving_mean"], p[f"{name}.moving_variance"], p[f"{name}.gamma"],
-                            p[f"{name}.beta"], False, 0.0, 1e-5)
-
+    p = torch_params(net)
     expanded = p["depthwise.weight"].shape[0]
     s = F.conv2d(t(x), p["stem.weight"], None, 1, 1)
-    e = torch.clamp(bn(F.conv2d(s, p["expand.weight"]), "bn0"), 0, 6)
-    z = torch.clamp(bn(F.conv2d(e, p["depthwise.weight"], None, stride, 1, 1, expanded), "bn1"), 0, 6)
-    y = bn(F.conv2d(z, p["project.weight"]), "bn2")
+    e = torch.clamp(batch_norm(F.conv2d(s, p["expand.weight"]), p, "bn0"), 0, 6)
+    z = torch.clamp(batch_norm(F.conv2d(e, p["depthwise.weight"], None, stride, 1, 1, expanded), p, "bn1"), 0, 6)
+    y = batch_norm(F.conv2d(z, p["project.weight"]), p, "bn2")
     if net.residual:
         y = y + s
     return y, e
@@ -77,15 +72,17 @@ def test_merged_block_matches_torch(case):
     assert len(merged) == 1 and "dwconv2d" in merged[0] and merged[0].count("aotnn_conv2d") == 2, kernel_rules(net, x)
 
 
-def test_small_expansion_stays_its_own_kernel():
-    # 20x20x96 floats (150 KB) stay in L2 between two kernels: nothing to gain by merging
-    net = randomize(InvertedResidual(16, 96, 16, 1), seed=3)
+# 20x20x96 floats (150 KB) stay in L2 between two kernels: nothing to gain by merging; a prime
+# size (53) has only 1-row bands and 1-pixel expansion tiles
+@pytest.mark.parametrize("size", [20, 53], ids=["small_expansion", "prime_size"])
+def test_block_stays_two_kernels(size):
+    net = randomize(InvertedResidual(16, 96, 16, 1), seed=size)
     net.set_train(False)
-    x = np.random.default_rng(6).standard_normal((1, 3, 20, 20)).astype(np.float32)
+    x = np.random.default_rng(6).standard_normal((1, 3, size, size)).astype(np.float32)
     want, _ = reference(net, x, 1)
     assert_close(net(Tensor(x)), want)
-    assert "inverted_residual" not in kernel_rules(net, x).values()
-    assert "dw_pointwise" in kernel_rules(net, x).values()
+    rules = kernel_rules(net, x).values()
+    assert "inverted_residual" not in rules and "dw_pointwise" in rules
 
 
 def test_row_tiles_and_bands_must_divide_the_rows():
@@ -94,15 +91,6 @@ def test_row_tiles_and_bands_must_divide_the_rows():
     assert band_rows(56, 112, 112 * 96 * 4) == 7  # 15 expanded rows of 43 KB in 640 KB
     assert band_rows(56, 56, 56 * 144 * 4) == 14  # 16 rows of 32 KB
     assert band_rows(53, 53, 53 * 96 * 4) is None  # a prime row count: bands of one row only
-
-
-def test_prime_sized_map_is_not_merged():
-    net = randomize(InvertedResidual(16, 96, 16, 1), seed=5)
-    net.set_train(False)
-    x = np.random.default_rng(8).standard_normal((1, 3, 53, 53)).astype(np.float32)
-    want, _ = reference(net, x, 1)
-    assert_close(net(Tensor(x)), want)
-    assert "inverted_residual" not in kernel_rules(net, x).values()
 
 
 def test_expansion_used_twice_is_not_merged():
