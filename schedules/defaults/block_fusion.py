@@ -21,7 +21,6 @@ import math
 
 import tvm
 from tvm import relax
-
 from tvm.s_tir import Schedule
 
 from .conv2d import CONV, DEPTHWISE, ROW_TASK_WEIGHT_BYTES, tile
@@ -54,6 +53,14 @@ def _is_depthwise_group(func: relax.Function) -> bool:
     return bool(calls) and _kernel_name(calls[0]).startswith(DEPTHWISE)
 
 
+def _param_index(func: relax.Function, value: relax.Expr) -> int | None:
+    """Index of the parameter of ``func`` that ``value`` is, or None."""
+    for index, param in enumerate(func.params):
+        if param.same_as(value):
+            return index
+    return None
+
+
 def _pointwise_input(func: relax.Function) -> int | None:
     """Index of the parameter that a 1x1, stride-1 convolution group convolves, or None."""
     calls = _primitive_calls(func)
@@ -68,10 +75,7 @@ def _pointwise_input(func: relax.Function) -> int | None:
         return None
     if ic * out_shape[3] * 4 > ROW_TASK_WEIGHT_BYTES:  # every row task reads all of them
         return None
-    for index, param in enumerate(func.params):
-        if param.same_as(data):
-            return index
-    return None
+    return _param_index(func, data)
 
 
 def _depthwise_input(func: relax.Function) -> int | None:
@@ -79,18 +83,13 @@ def _depthwise_input(func: relax.Function) -> int | None:
     calls = _primitive_calls(func)
     if not calls or not _kernel_name(calls[0]).startswith(DEPTHWISE):
         return None
-    data = calls[0].args[1].fields[0]
-    for index, param in enumerate(func.params):
-        if param.same_as(data):
-            return index
-    return None
+    return _param_index(func, calls[0].args[1].fields[0])
 
 
 def _worth_merging_expand(mod: tvm.IRModule, func: relax.Function, consumer: relax.Function) -> bool:
     """Whether ``func`` is a plain 1x1 convolution group whose result would not fit in L2 and
     whose rows ``inverted_residual.py`` can tile and cut into bands of ``consumer``'s rows."""
-    calls = _primitive_calls(func)
-    if not calls or _pointwise_input(func) is None:
+    if _pointwise_input(func) is None:
         return False
     shape = static_shape(func.body.body)
     if shape is None or 4 * math.prod(shape) < EXPAND_MERGE_MIN_BYTES:  # float32: the only dtype rewritten
@@ -101,7 +100,7 @@ def _worth_merging_expand(mod: tvm.IRModule, func: relax.Function, consumer: rel
     depthwise_shape = static_shape(consumer_calls[0])
     if depthwise_shape is None or band_rows(depthwise_shape[1], shape[1], 4 * shape[2] * shape[3]) is None:
         return False
-    schedule = Schedule(mod[calls[0].args[0]])
+    schedule = Schedule(mod[_primitive_calls(func)[0].args[0]])
     try:
         planned = tile(schedule.get(schedule.get_sblock(CONV)), "ow")
     except Exception:  # noqa: BLE001 - not the kernel conv2d.py emits

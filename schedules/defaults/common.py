@@ -6,6 +6,7 @@ from tvm.s_tir import Schedule
 
 from .cpu import CpuInfo
 
+
 def accumulate_in_registers(sch: Schedule, block) -> None:
     """Keep ``block``'s output tile (a product's accumulators, computed at a tile loop) in registers.
 
