@@ -216,8 +216,8 @@ def build(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[s
             from .tuning.apply import apply_records
             scheduled = apply_records(kernels, scheduled, target_dict, tuning_db)
         library = tvm.compile(scheduled, target=tvm_target)
-        obj = backend.backend_object(os.path.join(cache.cache_dir(), "backend"))
-        library.export_library(os.path.join(staging, LIBRARY_FILE), addons=[obj])
+        objects = backend.host_objects(os.path.join(cache.cache_dir(), "backend"))
+        library.export_library(os.path.join(staging, LIBRARY_FILE), addons=objects)
         manifest = new_manifest(target_dict, entry, record, LIBRARY_FILE, metadata)
         return write_artifact(staging, output_dir, manifest, stored_tensors(param_names, weights, constants))
     except BaseException:

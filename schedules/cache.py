@@ -35,7 +35,7 @@ def compiler_fingerprint() -> str:
     """A hash of the code that turns a graph into kernels (this package and runtime/c), so that
     cached artifacts are rebuilt whenever schedules or the backend change."""
     digest = hashlib.sha256()
-    roots = [Path(__file__).resolve().parent, Path(backend.BACKEND_SOURCE).parent]
+    roots = [Path(__file__).resolve().parent, backend.RUNTIME_C]
     for root in roots:
         for path in sorted(root.rglob("*")):
             if path.suffix in (".py", ".c", ".h") and "__pycache__" not in path.parts:

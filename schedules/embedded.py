@@ -21,7 +21,7 @@ from . import backend, pipeline
 from .build import (_kernel_module, entry_record, new_manifest, staging_dir, stored_tensors, write_artifact)
 from .target import is_host, resolve, to_tvm
 
-RUNTIME_C = backend.BACKEND_SOURCE.parent
+RUNTIME_C = backend.RUNTIME_C
 RUNTIME_FILES = ("aotnn_abi.h", "aotnn_runtime.h", "aotnn_error.c", "aotnn_backend.c")
 _DL_CODES = {"f": 2, "i": 0, "u": 1, "b": 6}
 

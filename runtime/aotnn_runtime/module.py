@@ -14,6 +14,7 @@ import tvm_ffi
 from .buffers import aligned_empty, is_aligned
 from .errors import ArtifactError, InputError
 from .manifest import read_manifest
+from .native_steps import NativeSteps, supported
 from .weights import WeightStore, load_npz, read_weights, save_into_artifact, save_npz
 
 _REF_KINDS = ("input", "param", "buffer", "output", "prepared")
@@ -26,17 +27,18 @@ def _spec_text(spec: Mapping[str, Any]) -> str:
 class EntryPoint:
     """One compiled function of an artifact (``predict``, ``train_step``...)."""
 
-    def __init__(self, name: str, record: Mapping[str, Any], library: Any, weights: Mapping[str, np.ndarray]):
+    def __init__(self, name: str, record: Mapping[str, Any], library: Any, weights: Mapping[str, np.ndarray],
+                 symbols: ctypes.CDLL | None = None):
         self._read_record(name, record, weights)
         self._arena = aligned_empty((max(self.arena_bytes, 1),), np.uint8)
-        self._buffers = []
-        for buf in record["buffers"]:
-            view = self._arena[buf["offset"]:buf["offset"] + buf["nbytes"]].view(buf["dtype"]).reshape(buf["shape"])
-            self._buffers.append(tvm_ffi.from_dlpack(view))
-        self._prepared = [tvm_ffi.from_dlpack(aligned_empty(tuple(spec["shape"]), spec["dtype"]))
-                          for spec in record.get("prepared", [])]
+        self._buffer_arrays = [self._arena[buf["offset"]:buf["offset"] + buf["nbytes"]].view(buf["dtype"])
+                               .reshape(buf["shape"]) for buf in record["buffers"]]
+        self._buffers = [tvm_ffi.from_dlpack(view) for view in self._buffer_arrays]
+        self._prepared_arrays = [aligned_empty(tuple(spec["shape"]), spec["dtype"]) for spec in record.get("prepared", [])]
+        self._prepared = [tvm_ffi.from_dlpack(array) for array in self._prepared_arrays]
         self._prepare_steps = self._load_steps(record.get("prepare_steps", []), library)
         self._steps = self._load_steps(record["steps"], library)
+        self._native = self._native_steps(record, library, symbols) if symbols is not None else None
 
     def _read_record(self, name: str, record: Mapping[str, Any], weights: Mapping[str, np.ndarray]) -> None:
         """The tensor tables every executor reads from an entry's record."""
@@ -70,6 +72,25 @@ class EntryPoint:
                 self._check_ref(ref)
             loaded.append((kernel, [(ref["kind"], ref["index"]) for ref in step["args"]]))
         return loaded
+
+    def _native_steps(self, record: Mapping[str, Any], library: Any, symbols: ctypes.CDLL) -> NativeSteps | None:
+        """The steps as one native call, or None where the library predates ``aotnn_run_steps``
+        (the steps then run one by one from Python, as they always could)."""
+        specs = {kind: [(tuple(spec["shape"]), spec["dtype"]) for spec in table] for kind, table in
+                 (("input", self.inputs), ("param", self.params), ("output", self.outputs),
+                  ("buffer", record["buffers"]), ("prepared", record.get("prepared", [])))}
+        try:
+            symbols["__tvm_ffi_aotnn_run_steps"]
+            kernels = [ctypes.cast(symbols["__tvm_ffi_" + step["kernel"]], ctypes.c_void_p).value
+                       for step in record["steps"]]
+        except AttributeError:
+            return None
+        if not supported(specs):
+            return None
+        native = NativeSteps(library["aotnn_run_steps"], kernels, [args for _, args in self._steps], specs)
+        native.bind("buffer", self._buffer_arrays)
+        native.bind("prepared", self._prepared_arrays)
+        return native
 
     def _check_ref(self, ref: Mapping[str, Any]) -> None:
         limits = {"input": len(self.inputs), "param": len(self.params), "buffer": len(self._buffers),
@@ -230,26 +251,36 @@ class EntryPoint:
     def _execute(self, data: list[np.ndarray], weights: list[np.ndarray], key: Any) -> list[np.ndarray]:
         """Run the kernels on checked inputs and parameters; ``key`` names the parameters' contents."""
         outputs = [aligned_empty(tuple(spec["shape"]), spec["dtype"]) for spec in self.outputs]
-        handles = {
-            "input": [tvm_ffi.from_dlpack(array) for array in data],
-            "param": self._param_handles(weights, key),
-            "buffer": self._buffers,
-            "output": [tvm_ffi.from_dlpack(array) for array in outputs],
-            "prepared": self._prepared,
-        }
+        native = self._native
+        handles = None
+        if native is None or (self._prepare_steps and (key is None or key != self._prepared_for)):
+            handles = {
+                "input": [tvm_ffi.from_dlpack(array) for array in data],
+                "param": self._param_handles(weights, key),
+                "buffer": self._buffers,
+                "output": [tvm_ffi.from_dlpack(array) for array in outputs],
+                "prepared": self._prepared,
+            }
         if self._prepare_steps and (key is None or key != self._prepared_for):
             self._prepared_for = None
             for kernel, args in self._prepare_steps:
                 kernel(*[handles[kind][index] for kind, index in args])
             self._prepared_for = key
-        for kernel, static, dynamic in self._bound_steps(handles):
-            if dynamic:
-                args = list(static)
-                for position, kind, index in dynamic:
-                    args[position] = handles[kind][index]
-                kernel(*args)
-            else:
-                kernel(*static)
+        if native is not None:
+            native.bind("input", data)
+            native.bind("output", outputs)
+            if not native.bound_to("param", weights):
+                native.bind("param", weights)
+            native.run()
+        else:
+            for kernel, static, dynamic in self._bound_steps(handles):
+                if dynamic:
+                    args = list(static)
+                    for position, kind, index in dynamic:
+                        args[position] = handles[kind][index]
+                    kernel(*args)
+                else:
+                    kernel(*static)
         sources = {"input": data, "param": weights, "output": outputs}
         results = []
         for index, ref in enumerate(self.output_refs):
@@ -294,7 +325,7 @@ class Module:
         if install is not None:
             install()
         self.weights = self._load_weights()
-        self._entries = {name: EntryPoint(name, record, self._library, self.weights)
+        self._entries = {name: EntryPoint(name, record, self._library, self.weights, self._cdll)
                          for name, record in self.manifest["entries"].items()}
 
     def _load_weights(self) -> WeightStore:

@@ -1,0 +1,76 @@
+"""The kernels of a host artifact run in one native call (runtime/aotnn_runtime/native_steps.py)."""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+
+import aotnn_runtime
+from aotnn_runtime.native_steps import NativeSteps, dlpack_code, supported
+
+from tests.conftest import lenet_reference
+
+
+def _close(actual, expected):
+    np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
+
+
+def test_host_artifact_runs_its_steps_natively_with_python_loop_results(lenet_artifact):
+    path, _, x, expected = lenet_artifact
+    module = aotnn_runtime.load(path)
+    entry = module[module.entry_points[0]]
+    assert entry._native is not None  # the library carries aotnn_run_steps
+    native = module.run(x)[0]
+    _close(native, expected)
+    entry._native = None  # what an artifact without the runner does: one Python call per kernel
+    np.testing.assert_array_equal(module.run(x)[0], native)
+
+
+def test_parameters_given_per_call_are_rebound_each_call(lenet_artifact):
+    path, params, x, _ = lenet_artifact
+    module = aotnn_runtime.load(path)
+    for shift in (0.0, 1.5, -0.25):
+        given = {"fc3.bias": params["fc3.bias"] + shift}
+        _close(module.run(x, params=given)[0], lenet_reference({**params, **given}, x))
+    _close(module.run(x)[0], lenet_reference(params, x))  # back to the stored weights
+
+
+def _lenet_kernel(path):
+    module = aotnn_runtime.load(path)
+    record = module.manifest["entries"][module.entry_points[0]]
+    step = record["steps"][0]
+    tables = {"input": record["inputs"], "param": record["params"], "output": record["outputs"],
+              "buffer": record["buffers"], "prepared": record.get("prepared", [])}
+    specs = [(tuple(tables[a["kind"]][a["index"]]["shape"]), tables[a["kind"]][a["index"]]["dtype"]) for a in step["args"]]
+    address = module._cdll["__tvm_ffi_" + step["kernel"]]
+    return module, ctypes.cast(address, ctypes.c_void_p).value, specs
+
+
+def test_a_kernel_error_is_raised_in_python_with_the_kernel_message(lenet_artifact):
+    module, kernel, specs = _lenet_kernel(lenet_artifact[0])
+    wrong = [((*shape[:-1], shape[-1] + 1), dtype) for shape, dtype in specs]  # every last axis one too long
+    arrays = [aotnn_runtime.aligned_empty(shape, dtype) for shape, dtype in wrong]
+    steps = NativeSteps(module._library["aotnn_run_steps"], [kernel], [[("tensor", i) for i in range(len(wrong))]],
+                        {"tensor": wrong})
+    steps.bind("tensor", arrays)
+    with pytest.raises(Exception, match="(?i)shape|mismatch"):
+        steps.run()
+
+
+@pytest.mark.parametrize("args, message", [(("table", 1), "two integers"), ((0, 1), "NULL"), ((8, -1), "negative")])
+def test_the_runner_refuses_malformed_arguments(lenet_artifact, args, message):
+    runner = aotnn_runtime.load(lenet_artifact[0])._library["aotnn_run_steps"]
+    with pytest.raises(ValueError, match=message):
+        runner(*args)
+
+
+def test_dlpack_codes_follow_the_dlpack_header():
+    assert dlpack_code(np.dtype("float32")) == (2, 32)
+    assert dlpack_code(np.dtype("float16")) == (2, 16)
+    assert dlpack_code(np.dtype("int64")) == (0, 64)
+    assert dlpack_code(np.dtype("uint8")) == (1, 8)
+    assert dlpack_code(np.dtype("bool")) == (6, 8)
+    assert dlpack_code(np.dtype("complex64")) is None
+    assert supported({"input": [((2, 3), "float32")], "param": [((1,), "int32")]})
+    assert not supported({"input": [((2,), "complex64")]})
