@@ -87,14 +87,16 @@ class NativeSteps:
         return tensors
 
     def bind(self, kind: str, arrays: Sequence[np.ndarray]) -> None:
-        """Point the tensors of ``kind`` at ``arrays`` (checked by the caller, see the module doc)."""
-        for tensor, array in zip(self._tensors[kind], arrays):
-            tensor.data = array.ctypes.data
-        self._bound[kind] = arrays
+        """Point the tensors of ``kind`` at ``arrays`` (checked by the caller, see the module doc).
 
-    def bound_to(self, kind: str, arrays: Sequence[np.ndarray]) -> bool:
-        """True when ``arrays`` (the same list object) is what ``kind`` was last bound to."""
-        return self._bound.get(kind) is arrays
+        An array bound last time (the same object: an input's staging buffer, a kept output)
+        is not looked at again: reading an array's address costs microseconds on cold caches.
+        """
+        last = self._bound.get(kind)
+        for index, (tensor, array) in enumerate(zip(self._tensors[kind], arrays)):
+            if last is None or last[index] is not array:
+                tensor.data = array.ctypes.data
+        self._bound[kind] = tuple(arrays)
 
     def run(self) -> None:
         """Run every step; a kernel's error is raised as the kernel raised it."""

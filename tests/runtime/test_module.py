@@ -45,6 +45,18 @@ def test_unaligned_inputs_of_successive_calls_each_give_their_own_result(lenet_a
         np.testing.assert_allclose(module.run(shifted)[0], expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
 
 
+def test_results_of_earlier_calls_survive_later_calls(lenet_artifact):
+    """Small outputs are written into a buffer kept between calls: each call must return its own copy."""
+    path, params, x, expected = lenet_artifact
+    module = aotnn_runtime.load(path)
+    first = module.run(x)[0]
+    second = module.run(-x)[0]
+    np.testing.assert_allclose(first, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
+    reference = lenet_reference(params, -x)
+    np.testing.assert_allclose(second, reference, rtol=1e-4, atol=1e-5 * np.abs(reference).max())
+    assert not np.shares_memory(first, second)
+
+
 @pytest.mark.parametrize("bad, message", [
     (np.zeros((2, 32, 32), np.float32), "rank"),
     (np.zeros((2, 1, 32, 31), np.float32), "shape"),
