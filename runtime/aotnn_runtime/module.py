@@ -53,6 +53,10 @@ class EntryPoint:
         self._prepare_steps = self._load_steps(record.get("prepare_steps", []), library)
         self._steps = self._load_steps(record["steps"], library)
         self._native = self._native_steps(record, library, symbols) if symbols is not None else None
+        wake = getattr(symbols, "aotnn_wake_workers", None) if symbols is not None else None
+        if wake is not None:
+            wake.argtypes, wake.restype = [], None
+            self._wake_workers = wake
 
     def _read_record(self, name: str, record: Mapping[str, Any], weights: Mapping[str, np.ndarray]) -> None:
         """The tensor tables every executor reads from an entry's record."""
@@ -71,6 +75,7 @@ class EntryPoint:
         self._kept_outputs = [aligned_empty(spec.shape, spec.dtype) if spec.dtype.itemsize * math.prod(spec.shape)
                               <= KEPT_OUTPUT_BYTES else None for spec in self._output_specs]
         self._native_params: Any = None  # the parameter list the native steps point at
+        self._wake_workers: Any = None  # the thread pool's early wake-up (host kernel libraries)
         self._outputs_in_order = all(ref.get("kind") == "output" and ref.get("index") == index
                                      for index, ref in enumerate(self.output_refs)) and \
             len(self.output_refs) == len(self.outputs)
@@ -242,6 +247,8 @@ class EntryPoint:
         For a caller that manages parameter state itself (aotnn's in-process calls); arguments
         and errors as :meth:`__call__`.
         """
+        if self._wake_workers is not None:
+            self._wake_workers()  # they get ready while the inputs are checked and copied
         data = self._check_inputs(inputs)
         if params is None:
             key, weights = self._stored_params()

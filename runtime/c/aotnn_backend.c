@@ -123,6 +123,7 @@ static int aotnn_free_workspace(int device_type, int device_id, void* ptr) {
 #ifdef AOTNN_NO_THREADS
 int aotnn_get_num_threads(void) { return 1; }
 void aotnn_set_num_threads(int count) { (void)count; }
+void aotnn_wake_workers(void) {}
 
 static int aotnn_parallel_launch(FTVMParallelLambda job, void* cdata, int num_task) {
   TVMParallelGroupEnv env = {NULL, 1};
@@ -277,6 +278,27 @@ void aotnn_set_num_threads(int count) {
   if (count > AOTNN_MAX_THREADS) count = AOTNN_MAX_THREADS;
   pthread_mutex_lock(&pool.lock);
   pool.num_threads = count;
+  pthread_mutex_unlock(&pool.lock);
+}
+
+/* Called when a model run is about to start (the runtime does so before checking and copying its
+ * inputs): workers asleep since the last run start polling now, so the first kernel's launch finds
+ * them awake instead of paying a futex wake-up (tens of microseconds in a virtual machine, most of
+ * which the first kernel's caller would spend waiting for the late worker's chunk). A launch with
+ * no chunks: workers wake, find nothing to claim, and poll for the next launch. */
+void aotnn_wake_workers(void) {
+  pthread_mutex_lock(&pool.lock);
+  int workers = aotnn_get_num_threads() - 1;
+  if (workers > pool.started) workers = pool.started;
+  if (workers > 0) {
+    __atomic_store_n(&pool.generation, pool.generation + 1, __ATOMIC_RELEASE);
+    pool.job = NULL;
+    pool.cdata = NULL;
+    pool.env.num_task = 0;
+    pool.workers = workers;
+    __atomic_store_n(&pool.claim, (uint64_t)(uint32_t)pool.generation << 32, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&pool.wake);
+  }
   pthread_mutex_unlock(&pool.lock);
 }
 
