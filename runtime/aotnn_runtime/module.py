@@ -117,7 +117,13 @@ class EntryPoint:
             return None
         if not supported(specs):
             return None
-        native = NativeSteps(library["aotnn_run_steps"], kernels, [args for _, args in self._steps], specs)
+        try:
+            symbols["aotnn_prefetch_hint"]
+            prefetch_kinds: tuple[str, ...] = ("param", "prepared")
+        except AttributeError:
+            prefetch_kinds = ()
+        native = NativeSteps(library["aotnn_run_steps"], kernels, [args for _, args in self._steps], specs,
+                             prefetch_kinds)
         native.bind("buffer", self._buffer_arrays)
         native.bind("prepared", self._prepared_arrays)
         return native

@@ -33,6 +33,10 @@ class _Step(ctypes.Structure):
     _fields_ = [("kernel", ctypes.c_void_p), ("args", ctypes.POINTER(_FFIAny)), ("num_args", ctypes.c_int64)]
 
 
+class _Prefetch(ctypes.Structure):
+    _fields_ = [("tensors", ctypes.POINTER(ctypes.c_void_p)), ("count", ctypes.c_int64)]
+
+
 _DL_CPU = 1
 _FFI_DLTENSOR_PTR = 7
 _DL_CODES = {"i": 0, "u": 1, "f": 2, "b": 6}  # numpy dtype kind -> DLPack type code
@@ -52,12 +56,15 @@ class NativeSteps:
         kernels: the address of each step's kernel.
         steps: each step's arguments as (kind, index) pairs.
         specs: per kind, the (shape, dtype) of every tensor of that kind.
+        prefetch_kinds: kinds whose tensors idle threads prefetch while the step before their
+            step runs (the weights: they leave the caches between inferences); empty for a
+            library whose runner predates prefetching.
     Raises:
         ValueError: a dtype DLPack cannot describe (use :func:`supported` first).
     """
 
     def __init__(self, runner: Any, kernels: Sequence[int], steps: Sequence[Sequence[tuple[str, int]]],
-                 specs: Mapping[str, Sequence[tuple[Sequence[int], str]]]):
+                 specs: Mapping[str, Sequence[tuple[Sequence[int], str]]], prefetch_kinds: Sequence[str] = ()):
         self._runner = runner
         self._shapes = []  # the shape arrays the DLTensors point into
         self._tensors = {kind: self._describe(kind_specs) for kind, kind_specs in specs.items()}
@@ -71,6 +78,7 @@ class NativeSteps:
             self._args.append(values)
             row.kernel, row.args, row.num_args = kernel, values, len(args)
         self._address = ctypes.addressof(self._table)
+        self._prefetch = self._prefetch_table(steps, set(prefetch_kinds)) if prefetch_kinds else None
         self._bound: dict[str, Sequence[np.ndarray]] = {}  # also keeps the bound arrays alive
 
     def _describe(self, specs: Sequence[tuple[Sequence[int], str]]) -> ctypes.Array:
@@ -86,6 +94,17 @@ class NativeSteps:
             tensor.shape = dims
         return tensors
 
+    def _prefetch_table(self, steps: Sequence[Sequence[tuple[str, int]]], kinds: set[str]) -> ctypes.Array:
+        table = (_Prefetch * max(len(steps), 1))()
+        for row, following in zip(table, list(steps[1:]) + [[]]):
+            # the runner passes the backend at most 8 ranges: a step's first 8 weights
+            wanted = [ctypes.addressof(self._tensors[kind][index]) for kind, index in following if kind in kinds][:8]
+            pointers = (ctypes.c_void_p * max(len(wanted), 1))(*wanted)
+            self._args.append(pointers)
+            row.tensors = ctypes.cast(pointers, ctypes.POINTER(ctypes.c_void_p))
+            row.count = len(wanted)
+        return table
+
     def bind(self, kind: str, arrays: Sequence[np.ndarray]) -> None:
         """Point the tensors of ``kind`` at ``arrays`` (checked by the caller, see the module doc).
 
@@ -100,7 +119,10 @@ class NativeSteps:
 
     def run(self) -> None:
         """Run every step; a kernel's error is raised as the kernel raised it."""
-        self._runner(self._address, len(self._table))
+        if self._prefetch is None:
+            self._runner(self._address, len(self._table))
+        else:
+            self._runner(self._address, len(self._table), ctypes.addressof(self._prefetch))
 
 
 def supported(specs: Mapping[str, Sequence[tuple[Sequence[int], str]]]) -> bool:

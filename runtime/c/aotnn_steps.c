@@ -8,6 +8,8 @@
  * kernel's error reaches Python as the kernel raised it.
  *
  *   args[0]: address of AotnnStep[count]   args[1]: count
+ *   args[2] (optional): address of AotnnPrefetch[count], the weights to prefetch while step i
+ *            runs (the next step's; see aotnn_prefetch_hint in aotnn_backend.c)
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -20,9 +22,29 @@ typedef struct {
   int64_t num_args;
 } AotnnStep;
 
-enum { AOTNN_FFI_INT = 1 };
+typedef struct {
+  AotnnDLTensor* const* tensors;
+  int64_t count;
+} AotnnPrefetch;
+
+enum { AOTNN_FFI_INT = 1, AOTNN_PREFETCH_MAX = 8 };
 
 extern void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** parts, int num_parts);
+extern void aotnn_prefetch_hint(const void* const* bases, const uint64_t* sizes, int count);
+
+static void aotnn_hint(const AotnnPrefetch* prefetch) {
+  const void* bases[AOTNN_PREFETCH_MAX];
+  uint64_t sizes[AOTNN_PREFETCH_MAX];
+  int count = 0;
+  for (int64_t t = 0; t < prefetch->count && count < AOTNN_PREFETCH_MAX; ++t) {
+    const AotnnDLTensor* tensor = prefetch->tensors[t];
+    uint64_t bytes = (tensor->dtype.bits * (uint64_t)tensor->dtype.lanes + 7) / 8;
+    for (int32_t d = 0; d < tensor->ndim; ++d) bytes *= (uint64_t)tensor->shape[d];
+    bases[count] = (const char*)tensor->data + tensor->byte_offset;
+    sizes[count++] = bytes;
+  }
+  aotnn_prefetch_hint(bases, sizes, count);
+}
 
 static int32_t aotnn_steps_error(const char* message) {
   const char* parts[] = {message};
@@ -32,18 +54,24 @@ static int32_t aotnn_steps_error(const char* message) {
 
 int32_t __tvm_ffi_aotnn_run_steps(void* self, const AotnnFFIAny* args, int32_t num_args, AotnnFFIAny* result) {
   const AotnnStep* steps;
+  const AotnnPrefetch* prefetch = NULL;
   int64_t count, i;
   (void)self;
-  if (num_args != 2 || args[0].type_index != AOTNN_FFI_INT || args[1].type_index != AOTNN_FFI_INT) {
-    return aotnn_steps_error("aotnn_run_steps: expected (table address, step count) as two integers");
+  if ((num_args != 2 && num_args != 3) || args[0].type_index != AOTNN_FFI_INT || args[1].type_index != AOTNN_FFI_INT ||
+      (num_args == 3 && args[2].type_index != AOTNN_FFI_INT)) {
+    return aotnn_steps_error("aotnn_run_steps: expected (table address, step count[, prefetch table address]) "
+                             "as integers");
   }
   steps = (const AotnnStep*)(uintptr_t)args[0].value.v_int64;
   count = args[1].value.v_int64;
+  if (num_args == 3) prefetch = (const AotnnPrefetch*)(uintptr_t)args[2].value.v_int64;
   if (steps == NULL || count < 0) return aotnn_steps_error("aotnn_run_steps: NULL table or negative count");
   for (i = 0; i < count; ++i) {
     AotnnFFIAny kernel_result = {AOTNN_FFI_NONE, 0, {0}};
+    if (prefetch != NULL) aotnn_hint(&prefetch[i]);
     if (steps[i].kernel(NULL, steps[i].args, (int32_t)steps[i].num_args, &kernel_result) != 0) return -1;
   }
+  if (prefetch != NULL) aotnn_prefetch_hint(NULL, NULL, 0);
   result->type_index = AOTNN_FFI_NONE;
   result->zero_padding = 0;
   result->value.v_int64 = 0;

@@ -22,6 +22,7 @@ def test_host_artifact_runs_its_steps_natively_with_python_loop_results(lenet_ar
     module = aotnn_runtime.load(path)
     entry = module[module.entry_points[0]]
     assert entry._native is not None  # the library carries aotnn_run_steps
+    assert entry._native._prefetch is not None  # and idle threads prefetch each next step's weights
     native = module.run(x)[0]
     _close(native, expected)
     entry._native = None  # what an artifact without the runner does: one Python call per kernel
@@ -59,7 +60,7 @@ def test_a_kernel_error_is_raised_in_python_with_the_kernel_message(lenet_artifa
         steps.run()
 
 
-@pytest.mark.parametrize("args, message", [(("table", 1), "two integers"), ((0, 1), "NULL"), ((8, -1), "negative")])
+@pytest.mark.parametrize("args, message", [(("table", 1), "as integers"), ((0, 1), "NULL"), ((8, -1), "negative")])
 def test_the_runner_refuses_malformed_arguments(lenet_artifact, args, message):
     runner = aotnn_runtime.load(lenet_artifact[0])._library["aotnn_run_steps"]
     with pytest.raises(ValueError, match=message):
