@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from tvm import relax, te, tirx
 from tvm.s_tir import Schedule
 
-from . import common, winograd
+from . import common, weight_prefetch, winograd
 from .cpu import CpuInfo
 from .layout import Rewriter, dtype_of, static_shape
 
@@ -348,8 +348,11 @@ def matches(sch: Schedule) -> bool:
     return common.find_block(sch, CONV) is not None or common.find_block(sch, DEPTHWISE) is not None
 
 
-def schedule(sch: Schedule, cpu: CpuInfo) -> None:
-    """Schedule a fused kernel holding one convolution compute and its element-wise epilogue."""
+def schedule(sch: Schedule, cpu: CpuInfo) -> Schedule | None:
+    """Schedule a fused kernel holding one convolution compute and its element-wise epilogue.
+
+    Returns a new schedule where the kernel gained weight prefetches (see ``weight_prefetch``),
+    else None (``sch`` holds the result)."""
     depthwise = common.find_block(sch, DEPTHWISE) is not None
     conv = common.find_block(sch, DEPTHWISE if depthwise else CONV)
     out = common.find_block(sch, DW_OUT if depthwise else OUT)
@@ -422,6 +425,12 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
         for block in common.output_blocks(sch):
             if common.block_name(sch, block) != OUT:
                 common.schedule_injective_block(sch, block, cpu)
+    if unflat and strip_free and not depthwise and weight and common.extent(sch, task) == int(weight[0].shape[0]):
+        # one task per weight block (a deep layer over a small map): prefetch the next block
+        func = weight_prefetch.prefetch_next_block(sch.mod["main"], weight[0], sch.get(task).loop_var,
+                                                   sch.get(j_outer).loop_var, common.extent(sch, j_outer))
+        return Schedule(func)
+    return None
 
 
 def vectorize_channels(sch: Schedule, loop, oc_block: int, lanes: int) -> None:
