@@ -6,6 +6,7 @@ import json
 import math
 import os
 import platform
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -76,6 +77,9 @@ class EntryPoint:
                               <= KEPT_OUTPUT_BYTES else None for spec in self._output_specs]
         self._native_params: Any = None  # the parameter list the native steps point at
         self._wake_workers: Any = None  # the thread pool's early wake-up (host kernel libraries)
+        # one call at a time: a call owns the arena, the staging and output buffers and the native
+        # table from its input checks to its results (threads of a server may share a module)
+        self._call_lock = threading.RLock()
         self._outputs_in_order = all(ref.get("kind") == "output" and ref.get("index") == index
                                      for index, ref in enumerate(self.output_refs)) and \
             len(self.output_refs) == len(self.outputs)
@@ -222,13 +226,14 @@ class EntryPoint:
         """
         if not self.param_updates:
             return self.raw(*inputs, params=params, params_key=params_key)
-        targets = self._update_targets(params)
-        results = self.raw(*inputs, params=params, params_key=params_key)
-        for update, target in zip(self.param_updates, targets):
-            target[...] = results[update["output"]]
-        self._weights.version += 1
-        self._params_for = self._prepared_for = None
-        return [results[i] for i in self._user_outputs]
+        with self._call_lock:  # a step's write-back belongs to the step
+            targets = self._update_targets(params)
+            results = self.raw(*inputs, params=params, params_key=params_key)
+            for update, target in zip(self.param_updates, targets):
+                target[...] = results[update["output"]]
+            self._weights.version += 1
+            self._params_for = self._prepared_for = None
+            return [results[i] for i in self._user_outputs]
 
     def _update_targets(self, params: Mapping[str, Any] | None) -> list[np.ndarray]:
         """The arrays a training step writes into, checked before anything runs."""
@@ -253,14 +258,15 @@ class EntryPoint:
         For a caller that manages parameter state itself (aotnn's in-process calls); arguments
         and errors as :meth:`__call__`.
         """
-        if self._wake_workers is not None:
-            self._wake_workers()  # they get ready while the inputs are checked and copied
-        data = self._check_inputs(inputs)
-        if params is None:
-            key, weights = self._stored_params()
-        else:
-            key, weights = params_key, self._resolve_params(params)
-        return self._execute(data, weights, key)
+        with self._call_lock:
+            if self._wake_workers is not None:
+                self._wake_workers()  # they get ready while the inputs are checked and copied
+            data = self._check_inputs(inputs)
+            if params is None:
+                key, weights = self._stored_params()
+            else:
+                key, weights = params_key, self._resolve_params(params)
+            return self._execute(data, weights, key)
 
     def _stored_params(self) -> tuple[Any, list[np.ndarray]]:
         """The stored weights (and their DLPack handles), resolved once per weights version: a

@@ -341,7 +341,13 @@ void aotnn_set_num_threads(int count) {
  * them awake instead of paying a futex wake-up (tens of microseconds in a virtual machine, most of
  * which the first kernel's caller would spend waiting for the late worker's chunk). A launch with
  * no chunks: workers wake, find nothing to claim, and poll for the next launch. */
+/* One launch at a time: a process may run kernels of one library from several threads (two
+ * models of one artifact, a server's request threads), and a launch owns the pool's job, claim
+ * and finish count until its last chunk is done. */
+static pthread_mutex_t aotnn_launch_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void aotnn_wake_workers(void) {
+  if (pthread_mutex_trylock(&aotnn_launch_lock) != 0) return;  /* a launch is running: they are awake */
   pthread_mutex_lock(&pool.lock);
   int workers = aotnn_get_num_threads() - 1;
   if (workers > pool.started) workers = pool.started;
@@ -355,7 +361,10 @@ void aotnn_wake_workers(void) {
     pthread_cond_broadcast(&pool.wake);
   }
   pthread_mutex_unlock(&pool.lock);
+  pthread_mutex_unlock(&aotnn_launch_lock);
 }
+
+static int aotnn_pooled_launch(FTVMParallelLambda job, void* cdata, int num_task);
 
 static int aotnn_parallel_launch(FTVMParallelLambda job, void* cdata, int num_task) {
   int threads = aotnn_get_num_threads();
@@ -364,6 +373,13 @@ static int aotnn_parallel_launch(FTVMParallelLambda job, void* cdata, int num_ta
     TVMParallelGroupEnv env = {NULL, 1};
     return job(0, &env, cdata);
   }
+  pthread_mutex_lock(&aotnn_launch_lock);
+  int rc = aotnn_pooled_launch(job, cdata, num_task);
+  pthread_mutex_unlock(&aotnn_launch_lock);
+  return rc;
+}
+
+static int aotnn_pooled_launch(FTVMParallelLambda job, void* cdata, int num_task) {
   pthread_mutex_lock(&pool.lock);
   while (pool.started < num_task - 1) {
     int id = pool.started + 1;

@@ -181,3 +181,37 @@ def test_wrong_target_artifact_is_refused(lenet_artifact, tmp_path):
     (target / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(ArtifactError, match="C bundle"):
         aotnn_runtime.load(target)
+
+
+def test_threads_sharing_a_module_or_its_kernel_library_each_get_their_own_results(tmp_path):
+    """A server's threads may call one module, or modules of one artifact (one kernel library,
+    one thread pool) at once: each call must see only its own input."""
+    import threading
+
+    import torch
+
+    import aotnn
+    from aotnn import Tensor, nn
+
+    aotnn.set_seed(1)
+    net = nn.Conv2d(8, 16, 3, pad_mode="valid", has_bias=False)  # 4.4 M multiply-adds: parallel kernels
+    x = np.random.default_rng(0).random((1, 8, 64, 64), dtype=np.float32)
+    path = aotnn.export(net, Tensor(x), file_name=str(tmp_path / "conv"))
+    weight = torch.from_numpy(net.weight.asnumpy())
+    expected = {scale: torch.nn.functional.conv2d(torch.from_numpy(x * scale), weight).numpy() for scale in (1.0, -2.0)}
+    shared = aotnn_runtime.load(path)
+    for modules in ([shared, shared], [aotnn_runtime.load(path), aotnn_runtime.load(path)]):
+        wrong = []
+
+        def work(module, scale):
+            for _ in range(20):
+                out = module.run(x * scale)[0]
+                if not np.allclose(out, expected[scale], rtol=1e-4, atol=1e-4):
+                    wrong.append(scale)
+
+        threads = [threading.Thread(target=work, args=(module, scale)) for module, scale in zip(modules, expected)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert not wrong
