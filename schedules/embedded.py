@@ -17,13 +17,14 @@ from typing import Any
 import numpy as np
 import tvm
 
+from aotnn_runtime.native_steps import dlpack_code
+
 from . import backend, pipeline
 from .build import (_kernel_module, entry_record, new_manifest, staging_dir, stored_tensors, write_artifact)
 from .target import is_host, resolve, to_tvm
 
 RUNTIME_C = backend.RUNTIME_C
 RUNTIME_FILES = ("aotnn_abi.h", "aotnn_runtime.h", "aotnn_error.c", "aotnn_backend.c")
-_DL_CODES = {"f": 2, "i": 0, "u": 1, "b": 6}
 
 
 def cross_compiler(target: Mapping[str, Any]) -> str:
@@ -55,8 +56,10 @@ def workspace_bound(kernels: tvm.IRModule) -> int:
 
 
 def _c_dtype(dtype: str) -> tuple[int, int]:
-    np_dtype = np.dtype(dtype)
-    return _DL_CODES[np_dtype.kind], np_dtype.itemsize * 8
+    code = dlpack_code(np.dtype(dtype))
+    if code is None:
+        raise KeyError(dtype)
+    return code
 
 
 def _nbytes(spec: Mapping[str, Any]) -> int:

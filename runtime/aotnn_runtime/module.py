@@ -39,6 +39,15 @@ def _specs(kind: str, table: Sequence[Mapping[str, Any]]) -> list[_Spec]:
     return [_Spec(f"{kind} {spec['name']!r}", np.dtype(spec["dtype"]), tuple(spec["shape"])) for spec in table]
 
 
+def _exports(symbols: ctypes.CDLL, name: str) -> bool:
+    """Whether the library exports ``name`` (item lookup: attribute lookup refuses dunder names)."""
+    try:
+        symbols[name]
+    except AttributeError:
+        return False
+    return True
+
+
 class EntryPoint:
     """One compiled function of an artifact (``predict``, ``train_step``...)."""
 
@@ -113,19 +122,11 @@ class EntryPoint:
         specs = {kind: [(tuple(spec["shape"]), spec["dtype"]) for spec in table] for kind, table in
                  (("input", self.inputs), ("param", self.params), ("output", self.outputs),
                   ("buffer", record["buffers"]), ("prepared", record.get("prepared", [])))}
-        try:
-            symbols["__tvm_ffi_aotnn_run_steps"]
-            kernels = [ctypes.cast(symbols["__tvm_ffi_" + step["kernel"]], ctypes.c_void_p).value
-                       for step in record["steps"]]
-        except AttributeError:
+        names = ["__tvm_ffi_aotnn_run_steps"] + ["__tvm_ffi_" + step["kernel"] for step in record["steps"]]
+        if not all(_exports(symbols, name) for name in names) or not supported(specs):
             return None
-        if not supported(specs):
-            return None
-        try:
-            symbols["aotnn_prefetch_hint"]
-            prefetch_kinds: tuple[str, ...] = ("param", "prepared")
-        except AttributeError:
-            prefetch_kinds = ()
+        kernels = [ctypes.cast(symbols[name], ctypes.c_void_p).value for name in names[1:]]
+        prefetch_kinds = ("param", "prepared") if _exports(symbols, "aotnn_prefetch_hint") else ()
         native = NativeSteps(library["aotnn_run_steps"], kernels, [args for _, args in self._steps], specs,
                              prefetch_kinds)
         native.bind("buffer", self._buffer_arrays)

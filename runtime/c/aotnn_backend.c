@@ -336,16 +336,16 @@ void aotnn_set_num_threads(int count) {
   pthread_mutex_unlock(&pool.lock);
 }
 
-/* Called when a model run is about to start (the runtime does so before checking and copying its
- * inputs): workers asleep since the last run start polling now, so the first kernel's launch finds
- * them awake instead of paying a futex wake-up (tens of microseconds in a virtual machine, most of
- * which the first kernel's caller would spend waiting for the late worker's chunk). A launch with
- * no chunks: workers wake, find nothing to claim, and poll for the next launch. */
 /* One launch at a time: a process may run kernels of one library from several threads (two
  * models of one artifact, a server's request threads), and a launch owns the pool's job, claim
  * and finish count until its last chunk is done. */
 static pthread_mutex_t aotnn_launch_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Called when a model run is about to start (the runtime does so before checking and copying its
+ * inputs): workers asleep since the last run start polling now, so the first kernel's launch finds
+ * them awake instead of paying a futex wake-up (tens of microseconds in a virtual machine, most of
+ * which the first kernel's caller would spend waiting for the late worker's chunk). A launch with
+ * no chunks: workers wake, find nothing to claim, and poll for the next launch. */
 void aotnn_wake_workers(void) {
   if (pthread_mutex_trylock(&aotnn_launch_lock) != 0) return;  /* a launch is running: they are awake */
   pthread_mutex_lock(&pool.lock);

@@ -1,6 +1,8 @@
 """Injective kernels (element-wise ops, broadcasts, transposes, reshapes, padding, packing)."""
 from __future__ import annotations
 
+import math
+
 from tvm import tirx
 from tvm.s_tir import Schedule
 
@@ -61,21 +63,14 @@ def schedule_transpose(sch: Schedule, block, cpu: CpuInfo) -> bool:
     sch.reorder(*others, read_outer, write_outer, read_inner, write_inner)
     sch.unroll(read_inner)
     sch.vectorize(write_inner)
-    rows = 1
-    for loop in others:
-        rows *= common.extent(sch, loop)
     # tasks over the outer axes where there are enough of them (no index arithmetic per square)
-    task = sch.fuse(*others) if len(others) > 1 and rows >= 8 * cpu.cores else \
-        (others[0] if others and rows >= 8 * cpu.cores else sch.fuse(*others, read_outer, write_outer))
-    elements = 1
-    for iv in stmt.iter_vars:
-        elements *= int(iv.dom.extent)
+    rows = math.prod(common.extent(sch, loop) for loop in others)
+    outer = others if rows >= 8 * cpu.cores else [*others, read_outer, write_outer]
+    task = sch.fuse(*outer) if len(outer) > 1 else outer[0]
+    elements = math.prod(int(iv.dom.extent) for iv in stmt.iter_vars)
     common.parallel_if_worth(sch, task, elements, cpu, common.PARALLEL_MIN_ELEMENTS)
     return True
 
 
 def _elements(buffer) -> int:
-    count = 1
-    for dim in buffer.shape:
-        count *= int(dim) if isinstance(dim, tirx.IntImm) else 1
-    return count
+    return math.prod(int(dim) if isinstance(dim, tirx.IntImm) else 1 for dim in buffer.shape)

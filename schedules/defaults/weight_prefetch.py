@@ -8,6 +8,8 @@ slice of block ``b + 1``: by the time the task moves on, the next block is in L2
 """
 from __future__ import annotations
 
+import math
+
 from tvm import tirx
 from tvm.s_tir import SBlock, SBlockRealize
 
@@ -22,9 +24,7 @@ def prefetch_next_block(func: tirx.PrimFunc, weight: tirx.Buffer, task: tirx.Var
     must index the block (the loop over blocks); the last block prefetches nothing.
     """
     shape = [int(d) for d in weight.shape]
-    blocks, rows = shape[0], 1
-    for d in shape[1:-1]:
-        rows *= d
+    blocks, rows = shape[0], math.prod(shape[1:-1])
     row_bytes = shape[-1] * weight.dtype.bits // 8
     step = max(1, 64 // row_bytes)  # rows per cache line
     lines = -(-rows // step)
@@ -36,11 +36,11 @@ def prefetch_next_block(func: tirx.PrimFunc, weight: tirx.Buffer, task: tirx.Var
         for extent in reversed(shape[1:-1]):
             indices.append(tirx.floormod(index, extent))
             index = tirx.floordiv(index, extent)
-        next_block = tirx.min(task + 1, blocks - 1)
-        return tirx.address_of(tirx.BufferLoad(weight, [next_block, *reversed(indices), tirx.const(0, "int64")]))
+        return tirx.address_of(tirx.BufferLoad(weight, [task + 1, *reversed(indices), tirx.const(0, "int64")]))
 
     row = tirx.min((walk * per_walk + line) * step, rows - 1)
     prefetch = tirx.Evaluate(tirx.call_intrin("void", "tirx.prefetch", address(row), 0, 2, 1))
+    # the last block has no next one
     guarded = tirx.IfThenElse(task + 1 < blocks, tirx.For(line, 0, per_walk, tirx.ForKind.SERIAL, prefetch), None)
 
     body = _with_prefetch(func.body, walk, guarded)
