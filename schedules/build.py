@@ -18,6 +18,7 @@ from aotnn_runtime.manifest import FORMAT_NAME, FORMAT_VERSION, MANIFEST_FILE, f
 from . import backend, cache, pipeline, plan as planning
 from .defaults import apply_default_schedules
 from .gpu import GPU_KINDS
+from .input_alignment import read_inputs_in_place
 from .target import resolve, to_tvm
 
 LIBRARY_FILE = "kernels.so"
@@ -215,6 +216,7 @@ def build(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[s
         if tuning_db is not None:
             from .tuning.apply import apply_records
             scheduled = apply_records(kernels, scheduled, target_dict, tuning_db)
+        scheduled = read_inputs_in_place(scheduled, record)
         library = tvm.compile(scheduled, target=tvm_target)
         objects = backend.host_objects(os.path.join(cache.cache_dir(), "backend"))
         library.export_library(os.path.join(staging, LIBRARY_FILE), addons=objects)

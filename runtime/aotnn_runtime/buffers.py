@@ -17,9 +17,14 @@ def aligned_empty(shape: tuple[int, ...], dtype: str | np.dtype) -> np.ndarray:
     return raw[offset:offset + nbytes].view(dtype).reshape(shape)
 
 
-def is_aligned(array: np.ndarray) -> bool:
-    """True when ``array`` can be handed to a kernel zero-copy."""
-    return array.flags.c_contiguous and array.ctypes.data % ALIGNMENT == 0
+def is_aligned(array: np.ndarray, alignment: int = ALIGNMENT) -> bool:
+    """True when ``array`` can be handed zero-copy to a kernel that assumes ``alignment`` bytes."""
+    flags = array.flags
+    if not flags.c_contiguous:
+        return False
+    if alignment <= array.dtype.alignment:  # numpy's own flag: no address to read (~30 us on cold caches)
+        return flags.aligned
+    return array.ctypes.data % alignment == 0
 
 
 def as_aligned(array: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import tvm_ffi
 
-from .buffers import aligned_empty, is_aligned
+from .buffers import ALIGNMENT, aligned_empty, is_aligned
 from .errors import ArtifactError, InputError
 from .manifest import read_manifest
 from .native_steps import NativeSteps, supported
@@ -37,6 +37,15 @@ class _Spec(NamedTuple):
 
 def _specs(kind: str, table: Sequence[Mapping[str, Any]]) -> list[_Spec]:
     return [_Spec(f"{kind} {spec['name']!r}", np.dtype(spec["dtype"]), tuple(spec["shape"])) for spec in table]
+
+
+def _alignment(spec: Mapping[str, Any]) -> int:
+    """The alignment in bytes the kernels assume for an input (64 unless the manifest says less)."""
+    alignment = spec.get("alignment", ALIGNMENT)
+    itemsize = np.dtype(spec["dtype"]).itemsize
+    if not (isinstance(alignment, int) and alignment >= itemsize and alignment % itemsize == 0):
+        raise ArtifactError(f"input {spec.get('name')!r}: malformed alignment {alignment!r}")
+    return alignment
 
 
 def _exports(symbols: ctypes.CDLL, name: str) -> bool:
@@ -78,6 +87,8 @@ class EntryPoint:
         self.param_updates: list[dict] = record.get("param_updates", [])
         self.arena_bytes: int = record["arena_bytes"]
         self._input_specs = _specs("input", self.inputs)
+        # inputs whose kernels read them where they lie (see schedules/input_alignment.py)
+        self._input_alignments = [_alignment(spec) for spec in self.inputs]
         self._param_specs = _specs("parameter", self.params)
         self._output_specs = _specs("output", [{"name": str(i), **spec} for i, spec in enumerate(self.outputs)])
         # small outputs are written into buffers kept between calls and returned as copies: one
@@ -149,17 +160,18 @@ class EntryPoint:
             # have just evicted, each step costing far more than it would warm
             if not (type(value) is np.ndarray and value.dtype == expected.dtype and value.shape == expected.shape):
                 value = self._check_array(expected, value)
-            checked.append(self._aligned(("input", index), value))
+            checked.append(self._aligned(("input", index), value, self._input_alignments[index]))
         return checked
 
-    def _aligned(self, slot: tuple[str, int], array: np.ndarray) -> np.ndarray:
+    def _aligned(self, slot: tuple[str, int], array: np.ndarray, alignment: int = ALIGNMENT) -> np.ndarray:
         """``array`` itself when a kernel can take it, else its copy in this slot's staging buffer.
 
-        Kernels assume 64-byte aligned data; numpy's own arrays usually start 16 bytes past such a
-        boundary. A fresh aligned copy per call costs a page fault per 4 KB (about 0.2 ms for one
-        224x224 image), so each slot keeps its buffer from call to call.
+        Kernels assume 64-byte aligned data unless the manifest says otherwise (inputs read in
+        place); numpy's own arrays usually start 16 bytes past such a boundary. A fresh aligned
+        copy per call costs a page fault per 4 KB (about 0.2 ms for one 224x224 image), so each
+        slot keeps its buffer from call to call.
         """
-        if is_aligned(array):
+        if is_aligned(array, alignment):
             return array
         staged = self._aligned_copies.get(slot)
         if staged is None or staged.shape != array.shape or staged.dtype != array.dtype:

@@ -139,6 +139,31 @@ def test_bad_kernel_reference(lenet_artifact, tmp_path):
         aotnn_runtime.load(target)
 
 
+@pytest.mark.parametrize("alignment", [2, 6, "4", None])
+def test_malformed_input_alignment(lenet_artifact, tmp_path, alignment):
+    target = _copy(lenet_artifact[0], tmp_path)
+    manifest = json.loads((target / "manifest.json").read_text())
+    manifest["entries"]["predict"]["inputs"][0]["alignment"] = alignment
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ArtifactError, match="malformed alignment"):
+        aotnn_runtime.load(target)
+
+
+def test_inputs_of_artifacts_without_alignment_are_staged(lenet_artifact, tmp_path):
+    """Artifacts built before inputs were read in place (no "alignment") assume 64-byte inputs."""
+    path, _, x, expected = lenet_artifact
+    target = _copy(path, tmp_path)
+    manifest = json.loads((target / "manifest.json").read_text())
+    del manifest["entries"]["predict"]["inputs"][0]["alignment"]
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    module = aotnn_runtime.load(target)
+    shifted = np.zeros(x.size + 1, np.float32)[1:].reshape(x.shape)
+    shifted[...] = x
+    np.testing.assert_allclose(module.run(shifted)[0], expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
+    (staged,) = module["predict"]._aligned_copies.values()
+    assert staged.ctypes.data % 64 == 0
+
+
 def test_runtime_never_imports_tvm(lenet_artifact):
     import subprocess
     import sys
