@@ -11,7 +11,6 @@ as it is. x86 and Arm vector loads accept unaligned addresses.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -46,41 +45,23 @@ def read_inputs_in_place(kernels: tvm.IRModule, record: dict[str, Any]) -> tvm.I
     """``kernels`` with every parameter bound to a model input (in ``record``'s steps) aligned to
     the input's element size; marks those inputs ``"alignment"`` in ``record["inputs"]``.
 
-    An input that a step passes to anything other than a kernel of ``kernels`` keeps the full
-    alignment (the runtime then still stages it).
+    Inputs no kernel takes (e.g. returned as they are) keep the runtime's copy and its 64 bytes.
     """
-    names = {gvar.name_hint for gvar in kernels.functions}
-    uses: dict[str, set[int]] = {}
-    relaxed_inputs: set[int] = set()
-    blocked: set[int] = set()
+    element_bytes: dict[str, dict[int, int]] = {}  # kernel -> parameter position -> bytes
+    read: set[int] = set()
     for step in [*record.get("prepare_steps", []), *record["steps"]]:
         for position, ref in enumerate(step["args"]):
-            if ref["kind"] != "input":
-                continue
-            if step["kernel"] in names:
-                uses.setdefault(step["kernel"], set()).add(position)
-                relaxed_inputs.add(ref["index"])
-            else:
-                blocked.add(ref["index"])
-    for ref in record.get("output_refs", []):
-        if ref.get("kind") == "input":
-            blocked.add(ref["index"])
+            if ref["kind"] == "input":
+                itemsize = np.dtype(record["inputs"][ref["index"]]["dtype"]).itemsize
+                element_bytes.setdefault(step["kernel"], {})[position] = itemsize
+                read.add(ref["index"])
     functions = {}
     for gvar, func in kernels.functions.items():
-        positions = uses.get(gvar.name_hint)
+        positions = element_bytes.get(gvar.name_hint)
         if positions and isinstance(func, tirx.PrimFunc):
-            elements = {_element_bytes(record, step_kernel=gvar.name_hint, position=p) for p in positions}
-            func = relax_alignment(func, positions, min(elements))
+            func = relax_alignment(func, set(positions), min(positions.values()))
         functions[gvar.name_hint] = func
-    for index in relaxed_inputs - blocked:
+    for index in read:
         spec = record["inputs"][index]
         spec["alignment"] = np.dtype(spec["dtype"]).itemsize
     return tvm.IRModule(functions)
-
-
-def _element_bytes(record: Mapping[str, Any], step_kernel: str, position: int) -> int:
-    """The element size of the input a kernel's parameter is bound to (the smallest over steps)."""
-    sizes = [np.dtype(record["inputs"][step["args"][position]["index"]]["dtype"]).itemsize
-             for step in [*record.get("prepare_steps", []), *record["steps"]]
-             if step["kernel"] == step_kernel and step["args"][position]["kind"] == "input"]
-    return min(sizes)

@@ -96,8 +96,6 @@ class EntryPoint:
         # numpy call instead of an aligned allocation's several, on caches the kernels evicted
         self._kept_outputs = [aligned_empty(spec.shape, spec.dtype) if spec.dtype.itemsize * math.prod(spec.shape)
                               <= KEPT_OUTPUT_BYTES else None for spec in self._output_specs]
-        self._native_params: Any = None  # the parameter list the native steps point at
-        self._native_inputs: Any = None  # the input list the native steps point at
         self._last_inputs: list[np.ndarray] = []  # the checked inputs of the last call
         self._all_outputs_kept = all(kept is not None for kept in self._kept_outputs)
         self._wake_workers: Any = None  # the thread pool's early wake-up (host kernel libraries)
@@ -146,8 +144,6 @@ class EntryPoint:
                              prefetch_kinds)
         native.bind("buffer", self._buffer_arrays)
         native.bind("prepared", self._prepared_arrays)
-        if self._all_outputs_kept:  # else bound per call, where outputs are allocated
-            native.bind("output", self._kept_outputs)
         return native
 
     def _check_ref(self, ref: Mapping[str, Any]) -> None:
@@ -323,8 +319,9 @@ class EntryPoint:
 
     def _execute(self, data: list[np.ndarray], weights: list[np.ndarray], key: Any) -> list[np.ndarray]:
         """Run the kernels on checked inputs and parameters; ``key`` names the parameters' contents."""
-        outputs = [kept if kept is not None else aligned_empty(spec.shape, spec.dtype)
-                   for kept, spec in zip(self._kept_outputs, self._output_specs)]
+        outputs = self._kept_outputs if self._all_outputs_kept else \
+            [kept if kept is not None else aligned_empty(spec.shape, spec.dtype)
+             for kept, spec in zip(self._kept_outputs, self._output_specs)]
         native = self._native
         prepare = bool(self._prepare_steps) and (key is None or key != self._prepared_for)
         if native is None or prepare:
@@ -341,14 +338,9 @@ class EntryPoint:
                 kernel(*[handles[kind][index] for kind, index in args])
             self._prepared_for = key
         if native is not None:
-            if data is not self._native_inputs:
-                native.bind("input", data)
-                self._native_inputs = data
-            if not self._all_outputs_kept:
-                native.bind("output", outputs)
-            if weights is not self._native_params:  # the stored weights: the same list until they change
-                native.bind("param", weights)
-                self._native_params = weights
+            native.bind("input", data)  # the lists of the last call return at once (see bind)
+            native.bind("output", outputs)
+            native.bind("param", weights)
             native.run()
         else:
             for kernel, static, dynamic in self._bound_steps(handles):
