@@ -6,8 +6,9 @@ one DLTensor per tensor the steps use and the argument list of every step; a cal
 the input and output tensors at this call's arrays and runs the table in C.
 
 The caller guarantees what the kernels assume: every array bound has the shape and dtype of its
-spec, is C-contiguous and 64-byte aligned (the kernels still check shapes and dtypes against the
-DLTensors, which come from the same specs).
+spec, is C-contiguous and aligned as its kernels assume (64 bytes; inputs that the manifest marks
+as read in place, their element size); the kernels still check shapes and dtypes against the
+DLTensors, which come from the same specs.
 """
 from __future__ import annotations
 
