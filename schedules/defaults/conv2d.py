@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from tvm import relax, te, tirx
 from tvm.s_tir import Schedule
 
-from . import common, weight_prefetch, winograd
+from . import batchnorm_fold, common, weight_prefetch, winograd
 from .cpu import CpuInfo
 from .layout import Rewriter, dtype_of, static_shape
 
@@ -173,8 +173,11 @@ def _out_size(size: int, kernel: int, stride: int, dilation: int, before: int, a
 
 
 def conv2d_nhwc(x: te.Tensor, wp: te.Tensor, *, strides, padding, dilation, groups: int, out_channels: int,
-                ow_block: int, ow_padded: int, nchw_input: bool = False, flat: bool = False) -> te.Tensor:
+                ow_block: int, ow_padded: int, nchw_input: bool = False, flat: bool = False,
+                bias: te.Tensor | None = None) -> te.Tensor:
     """NHWC convolution with packed weights (see :func:`pack_weight`); padding is (top, left, bottom, right).
+
+    With ``bias`` (one value per output channel) the accumulators start at it (``batchnorm_fold.py``).
 
     With ``nchw_input`` the input is NCHW and read as such (the result is NHWC all the same). With ``flat`` the
     output rows are tiled as one row of ``OH x OW`` pixels (``ow_padded`` rounds that up): a
@@ -202,16 +205,20 @@ def conv2d_nhwc(x: te.Tensor, wp: te.Tensor, *, strides, padding, dilation, grou
         value = data[b, channel(o), row, col] if nchw_input else data[b, row, col, channel(o)]
         return value * wp[o // oc_block, rkh, rkw, ric, o % oc_block]
 
+    def start(o):
+        return None if bias is None else bias[tirx.min(o, out_channels - 1)]
+
     attrs = {"aotnn_tile_ow": ow_block, "aotnn_tile_oc": oc_block}
     if flat:  # pixel m is (m // OW, m % OW); the padded tail recomputes the last pixel
         last = oh * ow - 1
         acc = te.compute((n, 1, ow_padded, oc_blocks * oc_block), lambda b, _, m, o: te.sum(
-            product(b, tirx.min(m, last) // ow, tirx.min(m, last) % ow, o), axis=[rkh, rkw, ric]),
+            product(b, tirx.min(m, last) // ow, tirx.min(m, last) % ow, o), axis=[rkh, rkw, ric], init=start(o)),
             name=CONV, attrs=attrs)
         pixels = te.compute((n, 1, oh * ow, out_channels), lambda b, _, m, o: acc[b, 0, m, o], name=OUT)
         return te.compute((n, oh, ow, out_channels), lambda b, i, j, o: pixels[b, 0, i * ow + j, o], name=UNFLAT)
     acc = te.compute((n, oh, ow_padded, oc_blocks * oc_block),
-                     lambda b, i, j, o: te.sum(product(b, i, j, o), axis=[rkh, rkw, ric]), name=CONV, attrs=attrs)
+                     lambda b, i, j, o: te.sum(product(b, i, j, o), axis=[rkh, rkw, ric], init=start(o)),
+                     name=CONV, attrs=attrs)
     return te.compute((n, oh, ow, out_channels), lambda b, i, j, o: acc[b, i, j, o], name=OUT)
 
 
@@ -236,8 +243,9 @@ def _plan_score(cpu: CpuInfo, plan: Conv2dPlan, width: int) -> float:
 
 
 def depthwise_nhwc(x: te.Tensor, wd: te.Tensor, *, strides, padding, dilation, c_block: int, ow_block: int,
-                   ow_padded: int) -> te.Tensor:
-    """NHWC depthwise convolution (channel multiplier ``C_out / C_in``) with ``(KH, KW, C_out)`` weights."""
+                   ow_padded: int, bias: te.Tensor | None = None) -> te.Tensor:
+    """NHWC depthwise convolution (channel multiplier ``C_out / C_in``) with ``(KH, KW, C_out)`` weights;
+    with ``bias`` (one value per channel) the accumulators start at it."""
     n, h, w, ic = (int(d) for d in x.shape)
     kh, kw, oc = (int(d) for d in wd.shape)
     multiplier = oc // ic
@@ -257,7 +265,7 @@ def depthwise_nhwc(x: te.Tensor, wd: te.Tensor, *, strides, padding, dilation, c
     acc = te.compute(
         (n, oh, ow_padded, oc),
         lambda b, i, j, c: te.sum(data[b, i * sh + rkh * dh, j * sw + rkw * dw, source(c)] * wd[rkh, rkw, c],
-                                  axis=[rkh, rkw]),
+                                  axis=[rkh, rkw], init=None if bias is None else bias[c]),
         name=DEPTHWISE, attrs={"aotnn_tile_ow": ow_block, "aotnn_tile_oc": c_block})
     return te.compute((n, oh, ow, oc), lambda b, i, j, c: acc[b, i, j, c], name=DW_OUT)
 
@@ -265,7 +273,9 @@ def depthwise_nhwc(x: te.Tensor, wd: te.Tensor, *, strides, padding, dilation, c
 # ---------------------------------------------------------------- the Relax rewrite
 
 def rewrite_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
-    """``relax.nn.conv2d`` (NCHW, OIHW, float32) -> an NHWC kernel over packed weights."""
+    """``relax.nn.conv2d`` (NCHW, OIHW, float32) -> an NHWC kernel over packed weights; an inference
+    batch norm right after it is folded in (``batchnorm_fold.py``): the kernel is then emitted at
+    the batch norm's last binding, where its scale and shift are known."""
     if call.op.name != "relax.nn.conv2d":
         return False
     attrs = call.attrs
@@ -277,39 +287,75 @@ def rewrite_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
         return False
     if dtype_of(x) != "float32" or dtype_of(w) != "float32" or dtype_of(var) != "float32":
         return False
-    _, ic, _, _ = x_shape
-    oc, ic_per_group, _, _ = w_shape
-    ow = out_shape[3]
-    groups = int(attrs.groups)
-    strides = tuple(int(v) for v in attrs.strides)
-    dilation = tuple(int(v) for v in attrs.dilation)
+    nchw_input = not rw.has_twin(x) and int(attrs.groups) == 1
+    fold = None
+    if not _is_winograd(call, x_shape, w_shape, nchw_input):
+        fold = batchnorm_fold.find_fold(rw, var, w_shape[0])
+    if fold is None:
+        rw.set_nhwc(var, _emit(rw, call, x_shape, w_shape, out_shape, nchw_input, None))
+        return True
+    rw.drop(fold.product)
+    rw.defer(fold.total, lambda: rw.set_nhwc(fold.total, _emit(rw, call, x_shape, w_shape, out_shape,
+                                                                nchw_input, fold)))
+    return True
+
+
+def _geometry(attrs) -> tuple[int, tuple, tuple, tuple]:
+    """groups, strides, dilation and (top, left, bottom, right) padding of a conv2d call."""
     padding = tuple(int(v) for v in attrs.padding)
     if len(padding) == 2:
         padding = padding * 2
+    return (int(attrs.groups), tuple(int(v) for v in attrs.strides), tuple(int(v) for v in attrs.dilation),
+            padding)
+
+
+def _is_depthwise(groups: int, ic: int, ic_per_group: int) -> bool:
+    return groups > 1 and groups == ic and ic_per_group == 1
+
+
+def _is_winograd(call: relax.Call, x_shape, w_shape, nchw_input: bool) -> bool:
+    groups, strides, dilation, padding = _geometry(call.attrs)
+    return (not _is_depthwise(groups, x_shape[1], w_shape[1]) and not nchw_input
+            and winograd.applies(x_shape, w_shape, strides, padding, dilation, groups))
+
+
+def _emit(rw: Rewriter, call: relax.Call, x_shape, w_shape, out_shape, nchw_input: bool,
+          fold: batchnorm_fold.Fold | None) -> relax.Expr:
+    """Emit the NHWC kernel of ``call`` (and its weight packing); returns its result."""
+    x, w = call.args
+    oc, ic_per_group, _, _ = w_shape
+    ow = out_shape[3]
+    groups, strides, dilation, padding = _geometry(call.attrs)
     bb = rw.bb
     # a tensor without an NHWC form yet (the network's input): the convolution transposes it itself
-    nchw_input = not rw.has_twin(x) and groups == 1
     data = rw.nchw(x) if nchw_input else rw.nhwc(x)
     weight = rw.nchw(w)
-    if groups > 1 and groups == ic and ic_per_group == 1:
+    key, extra = (w,), {}
+    if fold is not None:
+        weight = batchnorm_fold.scaled_weight(rw, weight, fold, oc)
+        key, extra = (w, fold.scale), {"bias": batchnorm_fold.shift_vector(rw, fold, oc)}
+    if _is_depthwise(groups, x_shape[1], ic_per_group):
         plan = plan_depthwise(rw.cpu, oc, ow, "float32", taps=w_shape[2] * w_shape[3])
-        packed = rw.emit_once(("depthwise", w), lambda: bb.call_te(pack_depthwise_weight, weight,
-                                                                  primfunc_name_hint="aotnn_pack_dw_weight"))
+        packed = rw.emit_once(("depthwise", *key), lambda: bb.call_te(pack_depthwise_weight, weight,
+                                                                     primfunc_name_hint="aotnn_pack_dw_weight"))
         out = bb.call_te(depthwise_nhwc, data, packed, strides=strides, padding=padding, dilation=dilation,
-                         c_block=plan.oc_block, ow_block=plan.ow_block, ow_padded=plan.ow_padded,
+                         c_block=plan.oc_block, ow_block=plan.ow_block, ow_padded=plan.ow_padded, **extra,
                          primfunc_name_hint="aotnn_dwconv2d")
-    elif not nchw_input and winograd.applies(x_shape, w_shape, strides, padding, dilation, groups):
+        if fold is not None:
+            batchnorm_fold.start_at_bias(bb, out, DEPTHWISE)
+    elif _is_winograd(call, x_shape, w_shape, nchw_input):
         out = _winograd(rw, data, weight, w, oc, x_shape[2], x_shape[3])
     else:
         flat = None if nchw_input else use_flat(rw.cpu, oc, oc // groups, out_shape[2], ow)
         plan = flat or plan_conv2d(rw.cpu, oc, oc // groups, ow, "float32")
-        packed = rw.emit_once(("conv2d", w, plan.oc_block, plan.oc_padded), lambda: bb.call_te(
+        packed = rw.emit_once(("conv2d", *key, plan.oc_block, plan.oc_padded), lambda: bb.call_te(
             pack_weight, weight, plan.oc_block, plan.oc_padded, primfunc_name_hint="aotnn_pack_conv_weight"))
         out = bb.call_te(conv2d_nhwc, data, packed, strides=strides, padding=padding, dilation=dilation,
                          groups=groups, out_channels=oc, ow_block=plan.ow_block, ow_padded=plan.ow_padded,
-                         nchw_input=nchw_input, flat=flat is not None, primfunc_name_hint="aotnn_conv2d")
-    rw.set_nhwc(var, bb.emit(out))
-    return True
+                         nchw_input=nchw_input, flat=flat is not None, **extra, primfunc_name_hint="aotnn_conv2d")
+        if fold is not None:
+            batchnorm_fold.start_at_bias(bb, out, CONV)
+    return bb.emit(out)
 
 
 def _winograd(rw: Rewriter, data: relax.Expr, weight: relax.Expr, key: relax.Expr, oc: int,

@@ -75,6 +75,12 @@ class Rewriter:
         self._nhwc: dict[relax.Var, relax.Expr] = {}   # old var -> new var, channels-last twin
         self.changed = False
         self.memo: dict = {}                           # rule-specific: e.g. one packed copy per weight
+        self._values: dict[relax.Var, relax.Expr] = {}  # every binding of the function
+        self._users: dict[relax.Var, list] = {}        # var -> binding vars using it (None: the result)
+        self._params: set = set()
+        self._param_only: dict[relax.Var, bool] = {}
+        self._deferred: dict[relax.Var, Callable[[], None]] = {}
+        self._dropped: set = set()
 
     # -- values in either layout
     def has_twin(self, old) -> bool:
@@ -112,6 +118,48 @@ class Rewriter:
             self.memo[key] = self.bb.emit(make())
         return self.memo[key]
 
+    # -- looking ahead: for rules that rewrite a binding together with the ones that use it
+    def users(self, var: relax.Var) -> list:
+        """The variables of the bindings that use ``var`` (None stands for the function's result)."""
+        return self._users.get(var, [])
+
+    def value_of(self, var: relax.Var | None) -> relax.Expr | None:
+        """The value bound to ``var`` (None for a parameter or the function's result)."""
+        return None if var is None else self._values.get(var)
+
+    def param_only(self, expr: relax.Expr) -> bool:
+        """Whether ``expr`` is computed from the function's parameters and constants alone."""
+        if isinstance(expr, relax.Var):
+            if expr not in self._param_only:
+                value = self._values.get(expr)
+                self._param_only[expr] = expr in self._params if value is None else self.param_only(value)
+            return self._param_only[expr]
+        if isinstance(expr, relax.Call):
+            return all(self.param_only(a) for a in expr.args)
+        if isinstance(expr, relax.Tuple):
+            return all(self.param_only(f) for f in expr.fields)
+        if isinstance(expr, relax.TupleGetItem):
+            return self.param_only(expr.tuple_value)
+        return not isinstance(expr, (relax.Function, relax.SeqExpr, relax.If))
+
+    def defer(self, var: relax.Var, emit: Callable[[], None]) -> None:
+        """Rewrite the binding of ``var`` (a later one) with ``emit()`` instead of the rules."""
+        self._deferred[var] = emit
+
+    def drop(self, var: relax.Var) -> None:
+        """Emit nothing for the binding of ``var`` (a later one, whose only user a rule rewrote)."""
+        self._dropped.add(var)
+
+    def _index(self, func: relax.Function) -> None:
+        self._params = set(func.params)
+        for block in func.body.blocks:
+            for binding in block.bindings:
+                self._values[binding.var] = binding.value
+                for used in relax.analysis.free_vars(binding.value):
+                    self._users.setdefault(used, []).append(binding.var)
+        for used in relax.analysis.free_vars(func.body.body):
+            self._users.setdefault(used, []).append(None)
+
     def set_nchw(self, old: relax.Var, new: relax.Expr) -> None:
         self._nchw[old] = new
         self.changed = True
@@ -140,6 +188,7 @@ class Rewriter:
         body = func.body
         if not isinstance(body, relax.SeqExpr):
             raise Unsupported("function body is not a sequence of blocks")
+        self._index(func)
         bb = self.bb
         attrs = {k: v for k, v in func.attrs.items() if k != "global_symbol"} if func.attrs else {}
         with bb.function(TEMP_NAME, params=list(func.params), attrs=attrs, pure=func.is_pure, private=True):
@@ -167,8 +216,13 @@ class Rewriter:
                 if value in self._nchw or value not in self._nhwc:
                     self._nchw[var] = self.nchw(value)
                 continue
-            if isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op):
-                if any(rule(self, var, value) for rule in self.rules):
+            if var in self._dropped:
+                continue
+            deferred = self._deferred.pop(var, None)
+            if deferred is not None or isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op):
+                if deferred is not None:
+                    deferred()
+                if deferred is not None or any(rule(self, var, value) for rule in self.rules):
                     if not isinstance(var, relax.DataflowVar) and isinstance(block, relax.DataflowBlock):
                         outputs.append(var)
                     elif not isinstance(var, relax.DataflowVar):

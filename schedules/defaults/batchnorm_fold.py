@@ -1,0 +1,156 @@
+"""Fold an inference batch norm into the convolution before it.
+
+A convolution followed by an inference batch norm computes ``conv(x, W) * s + b`` per output
+channel, ``s`` and ``b`` read from parameters only. The convolution kernel then spends, per
+output vector, a multiply-add after its reduction. Folded, it computes ``conv(x, W * s)`` with
+its accumulators starting at ``b``: the scaled weights are a parameter-only computation (the
+build runs it once per parameter change, like weight packing) and the epilogue shrinks to what
+follows the batch norm (an activation, a residual add). Inference engines fold the same way;
+results differ from the unfolded form by rounding only.
+
+The fold applies where the convolution's result feeds only ``multiply(., s)``, that product
+only ``add(., b)``, and the sum is consumed by element-wise operations only: the convolution
+then still fuses with an epilogue (the block merges of ``block_fusion.py`` need one). A training
+step's batch norm, whose statistics come from the convolution's own output, is not folded.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import tvm
+from tvm import relax, tirx
+from tvm.s_tir import SBlock, SBlockRealize
+
+from .layout import BINARY, UNARY, Rewriter, static_shape
+
+
+@dataclass(frozen=True)
+class Fold:
+    """The bindings a folded batch norm replaces and its per-channel operands (old variables)."""
+
+    product: relax.Var  # multiply(conv, scale): dropped
+    total: relax.Var    # add(product, shift): becomes the convolution's result
+    scale: relax.Expr
+    shift: relax.Expr
+
+
+def _other_operand(call: relax.Call, var: relax.Var) -> relax.Expr | None:
+    a, b = call.args
+    if a.same_as(var) and not b.same_as(var):
+        return b
+    if b.same_as(var) and not a.same_as(var):
+        return a
+    return None
+
+
+def _single_user(rw: Rewriter, var: relax.Var, op: str) -> tuple[relax.Var, relax.Expr] | None:
+    """The one binding that uses ``var``, when it is a call to ``op`` with ``var`` as one operand."""
+    users = rw.users(var)
+    if len(users) != 1 or not isinstance(var, relax.DataflowVar):
+        return None
+    user = users[0]
+    value = rw.value_of(user)
+    if not (isinstance(value, relax.Call) and getattr(value.op, "name", None) == op):
+        return None
+    operand = _other_operand(value, var)
+    return None if operand is None else (user, operand)
+
+
+def _per_channel(expr: relax.Expr, channels: int) -> bool:
+    shape = static_shape(expr)
+    return (shape in ((1, channels, 1, 1), (channels, 1, 1))
+            and str(expr.ty.dtype) == "float32")
+
+
+def find_fold(rw: Rewriter, conv: relax.Var, channels: int) -> Fold | None:
+    """The batch norm after the convolution bound to ``conv`` (``channels`` outputs), if foldable."""
+    scaled = _single_user(rw, conv, "relax.multiply")
+    if scaled is None:
+        return None
+    product, scale = scaled
+    shifted = _single_user(rw, product, "relax.add")
+    if shifted is None:
+        return None
+    total, shift = shifted
+    for operand in (scale, shift):
+        if not (_per_channel(operand, channels) and rw.param_only(operand)):
+            return None
+    if not _feeds_elementwise_only(rw, total):
+        return None
+    return Fold(product, total, scale, shift)
+
+
+def _feeds_elementwise_only(rw: Rewriter, var: relax.Var) -> bool:
+    """Whether every use of ``var`` (through aliases) is an element-wise operation."""
+    users = rw.users(var)
+    if not users:
+        return False
+    for user in users:
+        value = rw.value_of(user)
+        if isinstance(value, relax.Var):  # an alias: look at its users
+            if not _feeds_elementwise_only(rw, user):
+                return False
+        elif not (isinstance(value, relax.Call) and getattr(value.op, "name", None) in UNARY | BINARY):
+            return False
+    return True
+
+
+def scaled_weight(rw: Rewriter, weight: relax.Expr, fold: Fold, channels: int) -> relax.Expr:
+    """``weight`` (OIHW, new expression) times the fold's scale per output channel."""
+    scale = relax.op.reshape(rw.nchw(fold.scale), (channels, 1, 1, 1))
+    return rw.bb.emit(relax.op.multiply(weight, scale))
+
+
+def shift_vector(rw: Rewriter, fold: Fold, channels: int) -> relax.Expr:
+    """The fold's shift as a ``(channels,)`` vector (new expression)."""
+    return rw.bb.emit(relax.op.reshape(rw.nchw(fold.shift), (channels,)))
+
+
+def start_at_bias(bb: relax.BlockBuilder, call: relax.Call, block: str) -> relax.Call:
+    """Make the reduction ``block`` of ``call``'s kernel start at the kernel's third parameter.
+
+    The TE computes state that start (``te.sum(..., init=bias[o])``), but ``te.create_prim_func``
+    drops a reduction's init: this writes it into the kernel. The last index of the accumulator is
+    the channel; channels padded up to a whole tile read the last bias value.
+    """
+    gvar = call.args[0]
+    func = bb.get()[gvar]
+    bias = func.params[2]
+    channels = int(bias.ty.shape[0])
+    body = _with_bias_init(func.body, block, bias, channels)
+    if body is None:
+        raise ValueError(f"start_at_bias: no reduction block {block!r} in {gvar.name_hint}")
+    bb.update_func(gvar, func.with_body(body))
+    return call
+
+
+def _with_bias_init(stmt, name: str, bias, channels: int | None):
+    if isinstance(stmt, SBlockRealize):
+        block = stmt.block
+        if block.name_hint == name and block.init is not None:
+            channel = block.init.indices[-1]
+            if channels is not None:
+                channel = tirx.min(channel, channels - 1)
+            init = tirx.BufferStore(block.init.buffer, tirx.BufferLoad(bias, [channel]), block.init.indices)
+            reads = [*block.reads, tirx.BufferRegion(bias, [tvm.ir.Range.from_min_extent(channel, 1)])]
+            rebuilt = SBlock(block.iter_vars, reads, block.writes, block.name_hint, block.body, init,
+                             block.alloc_buffers, block.match_buffers, block.annotations)
+            return SBlockRealize(stmt.iter_values, stmt.predicate, rebuilt)
+        body = _with_bias_init(block.body, name, bias, channels)
+        if body is None:
+            return None
+        rebuilt = SBlock(block.iter_vars, block.reads, block.writes, block.name_hint, body, block.init,
+                         block.alloc_buffers, block.match_buffers, block.annotations)
+        return SBlockRealize(stmt.iter_values, stmt.predicate, rebuilt)
+    if isinstance(stmt, tirx.For):
+        body = _with_bias_init(stmt.body, name, bias, channels)
+        return None if body is None else tirx.For(stmt.loop_var, stmt.min, stmt.extent, stmt.kind, body,
+                                                  stmt.thread_binding, stmt.annotations)
+    if isinstance(stmt, tirx.SeqStmt):
+        parts = list(stmt.seq)
+        for index, part in enumerate(parts):
+            changed = _with_bias_init(part, name, bias, channels)
+            if changed is not None:
+                parts[index] = changed
+                return tirx.SeqStmt(parts)
+    return None
