@@ -164,6 +164,22 @@ def vectorize_inner(sch: Schedule, block, loop, max_lanes: int) -> None:
         sch.vectorize(inner)
 
 
+def vectorize_registers(sch: Schedule, block, loop, lanes: int) -> None:
+    """Vectorize ``loop`` (the block's innermost, a register tile's channels) one register at a time.
+
+    A write-back clamps its values (ReLU6 is ``min(max(x, 0), 6)``). On vectors wider than a register
+    LLVM splits the comparison and the selection apart and lowers ``max(x, 0)`` as a compare and a
+    mask (two instructions); on register-wide vectors it emits one ``max``.
+    """
+    size = extent(sch, loop)
+    if size is not None and size > lanes and size % lanes == 0 and not touches_bool(sch, block):
+        outer, inner = sch.split(loop, [None, lanes])
+        sch.unroll(outer)
+        sch.vectorize(inner)
+        return
+    vectorize_inner(sch, block, loop, lanes)
+
+
 def schedule_injective_block(sch: Schedule, block, cpu: CpuInfo) -> None:
     """Spatial block: fuse its loops, vectorize the contiguous tail, spread the rest over the cores."""
     loops = sch.get_loops(block)

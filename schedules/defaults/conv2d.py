@@ -463,7 +463,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> Schedule | None:
                 sch.unroll(loop)
     sch.unroll(j_inner)
     vectorize_channels(sch, o_inner, oc_block, cpu.lanes(dtype))
-    common.vectorize_inner(sch, out, sch.get_loops(out)[-1], cpu.lanes(dtype) * 4)
+    common.vectorize_registers(sch, out, sch.get_loops(out)[-1], cpu.lanes(dtype))
     common.parallel_if_worth(sch, task, work, cpu)
     # last: vectorize/parallel need the reduction block whole
     sch.decompose_reduction(conv, reduction[0])

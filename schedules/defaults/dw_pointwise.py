@@ -74,7 +74,7 @@ def tile_row(sch: Schedule, conv, out, j, o, reduction: list, ow_block: int, lan
     sch.reverse_compute_at(out, j_outer, preserve_unit_loops=True)
     sch.unroll(j_inner)
     vectorize_channels(sch, o_inner, oc_block, lanes)
-    common.vectorize_inner(sch, out, sch.get_loops(out)[-1], lanes * 4)
+    common.vectorize_registers(sch, out, sch.get_loops(out)[-1], lanes)
 
 
 def tile_depthwise_row(sch: Schedule, dw, dw_out, lanes: int) -> list:
@@ -92,5 +92,5 @@ def tile_depthwise_row(sch: Schedule, dw, dw_out, lanes: int) -> list:
             sch.unroll(loop)
     sch.unroll(dj_inner)
     sch.vectorize(c_inner)
-    common.vectorize_inner(sch, dw_out, sch.get_loops(dw_out)[-1], lanes * 4)
+    common.vectorize_registers(sch, dw_out, sch.get_loops(dw_out)[-1], lanes)
     return taps

@@ -73,6 +73,41 @@ def test_fused_epilogues(activation):
     assert len(fused) == 1 and rules[fused[0]] == "conv2d", rules
 
 
+class ConvRelu6(nn.Cell):
+    """conv (16 output channels: a two-register tile) -> ReLU6, or -> batch norm -> ReLU6."""
+
+    def __init__(self, with_bn):
+        super().__init__()
+        self.conv = nn.Conv2d(8, 16, 1)
+        self.bn = nn.BatchNorm2d(16) if with_bn else None
+        self.act = nn.ReLU6()
+
+    def construct(self, x):
+        y = self.conv(x)
+        return self.act(self.bn(y) if self.bn is not None else y)
+
+
+@pytest.mark.parametrize("with_bn", [False, True], ids=["plain", "batch_norm"])
+def test_relu6_epilogue_clamps_to_positive_zero(with_bn):
+    # the write-back's max(x, 0) must give +0.0 (not -0.0) below zero, as torch does
+    net = randomize(ConvRelu6(with_bn), seed=11)
+    net.set_train(False)
+    x = np.random.default_rng(12).standard_normal((1, 8, 6, 6)).astype(np.float32)
+    p = torch_params_of(net)
+    y = F.conv2d(t(x), p["conv.weight"])
+    if with_bn:
+        y = F.batch_norm(y, p["bn.moving_mean"], p["bn.moving_variance"], p["bn.gamma"], p["bn.beta"], False, 0.0, 1e-5)
+    want = F.relu6(y).numpy()
+    got = net(Tensor(x)).asnumpy()
+    assert_close(got, want)
+    zeros = want == 0
+    assert zeros.sum() > 20 and not np.signbit(want[zeros]).any() and not np.signbit(got[zeros]).any()
+
+
+def torch_params_of(cell):
+    return {name: t(param.asnumpy()) for name, param in cell.parameters_and_names()}
+
+
 class ConvThenNCHW(nn.Cell):
     """Ops that need NCHW after a convolution: a flatten, a transpose, a channel concat."""
 
