@@ -130,17 +130,8 @@ class Rewriter:
     def param_only(self, expr: relax.Expr) -> bool:
         """Whether ``expr`` is computed from the function's parameters and constants alone."""
         if isinstance(expr, relax.Var):
-            if expr not in self._param_only:
-                value = self._values.get(expr)
-                self._param_only[expr] = expr in self._params if value is None else self.param_only(value)
-            return self._param_only[expr]
-        if isinstance(expr, relax.Call):
-            return all(self.param_only(a) for a in expr.args)
-        if isinstance(expr, relax.Tuple):
-            return all(self.param_only(f) for f in expr.fields)
-        if isinstance(expr, relax.TupleGetItem):
-            return self.param_only(expr.tuple_value)
-        return not isinstance(expr, (relax.Function, relax.SeqExpr, relax.If))
+            return expr in self._params or self._param_only.get(expr, False)
+        return all(self.param_only(var) for var in relax.analysis.free_vars(expr))
 
     def defer(self, var: relax.Var, emit: Callable[[], None]) -> None:
         """Rewrite the binding of ``var`` (a later one) with ``emit()`` instead of the rules."""
@@ -153,10 +144,12 @@ class Rewriter:
     def _index(self, func: relax.Function) -> None:
         self._params = set(func.params)
         for block in func.body.blocks:
-            for binding in block.bindings:
+            for binding in block.bindings:  # in order: a variable is bound before its uses
                 self._values[binding.var] = binding.value
-                for used in relax.analysis.free_vars(binding.value):
-                    self._users.setdefault(used, []).append(binding.var)
+                used = relax.analysis.free_vars(binding.value)
+                for var in used:
+                    self._users.setdefault(var, []).append(binding.var)
+                self._param_only[binding.var] = all(self.param_only(var) for var in used)
         for used in relax.analysis.free_vars(func.body.body):
             self._users.setdefault(used, []).append(None)
 

@@ -124,3 +124,35 @@ def test_one_weight_under_two_batch_norms():
     assert_close(net(Tensor(x)), want)
     kernels = conv_kernels(net, x)
     assert len(kernels) == 2 and not any("multiply" in name for name in kernels), kernels
+
+
+class DeepScale(nn.Cell):
+    """conv -> times a per-channel scale computed through a long chain of ops -> + shift -> ReLU6
+    (a squeeze-and-excitation-like scale: the look-ahead must not recurse through the chain)."""
+
+    def __init__(self, depth):
+        super().__init__()
+        self.conv = nn.Conv2d(8, 8, 1)
+        self.shift = Parameter(Tensor(np.full(8, 0.5, np.float32)), name="shift")
+        self.depth = depth
+
+    def construct(self, x):
+        scale = ops.mean(x, (0, 2, 3), keep_dims=True)
+        for _ in range(self.depth):
+            scale = scale * 0.999 + 0.001
+        y = self.conv(x) * scale + ops.reshape(self.shift, (1, 8, 1, 1))
+        return ops.clip_by_value(y, 0.0, 6.0)
+
+
+def test_scale_behind_a_long_chain():
+    depth = 1500
+    net = randomize(DeepScale(depth), seed=9)
+    x = np.random.default_rng(10).standard_normal((1, 8, 6, 6)).astype(np.float32)
+    p = torch_params(net)
+    scale = t(x).mean((0, 2, 3), keepdim=True)
+    for _ in range(depth):
+        scale = scale * 0.999 + 0.001
+    want = torch.clamp(F.conv2d(t(x), p["conv.weight"]) * scale + p["shift"].reshape(1, 8, 1, 1), 0, 6)
+    assert_close(net(Tensor(x)), want)
+    rules = rules_used(lambda v: net(v), [("x", x.shape, "float32")])
+    assert any(rule == "conv2d" for name, rule in rules.items() if "conv2d" in name), rules
