@@ -19,9 +19,10 @@ from dataclasses import dataclass
 
 import tvm
 from tvm import relax, tirx
-from tvm.s_tir import SBlock, SBlockRealize
+from tvm.s_tir import SBlockRealize
 
 from .layout import BINARY, UNARY, Rewriter, static_shape
+from .tir_rewrite import replace_first, with_block
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ def shift_vector(rw: Rewriter, fold: Fold, channels: int) -> relax.Expr:
     return rw.bb.emit(relax.op.reshape(rw.nchw(fold.shift), (channels,)))
 
 
-def start_at_bias(bb: relax.BlockBuilder, call: relax.Call, block: str) -> relax.Call:
+def start_at_bias(bb: relax.BlockBuilder, call: relax.Call, block: str) -> None:
     """Make the reduction ``block`` of ``call``'s kernel start at the kernel's third parameter.
 
     The TE computes state that start (``te.sum(..., init=bias[o])``), but ``te.create_prim_func``
@@ -116,41 +117,18 @@ def start_at_bias(bb: relax.BlockBuilder, call: relax.Call, block: str) -> relax
     gvar = call.args[0]
     func = bb.get()[gvar]
     bias = func.params[2]
-    channels = int(bias.ty.shape[0])
-    body = _with_bias_init(func.body, block, bias, channels)
+    last = int(bias.ty.shape[0]) - 1
+
+    def change(node):
+        if not (isinstance(node, SBlockRealize) and node.block.name_hint == block and node.block.init is not None):
+            return None
+        init = node.block.init
+        channel = tirx.min(init.indices[-1], last)
+        start = tirx.BufferStore(init.buffer, tirx.BufferLoad(bias, [channel]), init.indices)
+        reads = [*node.block.reads, tirx.BufferRegion(bias, [tvm.ir.Range.from_min_extent(channel, 1)])]
+        return SBlockRealize(node.iter_values, node.predicate, with_block(node.block, reads=reads, init=start))
+
+    body = replace_first(func.body, change)
     if body is None:
         raise ValueError(f"start_at_bias: no reduction block {block!r} in {gvar.name_hint}")
     bb.update_func(gvar, func.with_body(body))
-    return call
-
-
-def _with_bias_init(stmt, name: str, bias, channels: int | None):
-    if isinstance(stmt, SBlockRealize):
-        block = stmt.block
-        if block.name_hint == name and block.init is not None:
-            channel = block.init.indices[-1]
-            if channels is not None:
-                channel = tirx.min(channel, channels - 1)
-            init = tirx.BufferStore(block.init.buffer, tirx.BufferLoad(bias, [channel]), block.init.indices)
-            reads = [*block.reads, tirx.BufferRegion(bias, [tvm.ir.Range.from_min_extent(channel, 1)])]
-            rebuilt = SBlock(block.iter_vars, reads, block.writes, block.name_hint, block.body, init,
-                             block.alloc_buffers, block.match_buffers, block.annotations)
-            return SBlockRealize(stmt.iter_values, stmt.predicate, rebuilt)
-        body = _with_bias_init(block.body, name, bias, channels)
-        if body is None:
-            return None
-        rebuilt = SBlock(block.iter_vars, block.reads, block.writes, block.name_hint, body, block.init,
-                         block.alloc_buffers, block.match_buffers, block.annotations)
-        return SBlockRealize(stmt.iter_values, stmt.predicate, rebuilt)
-    if isinstance(stmt, tirx.For):
-        body = _with_bias_init(stmt.body, name, bias, channels)
-        return None if body is None else tirx.For(stmt.loop_var, stmt.min, stmt.extent, stmt.kind, body,
-                                                  stmt.thread_binding, stmt.annotations)
-    if isinstance(stmt, tirx.SeqStmt):
-        parts = list(stmt.seq)
-        for index, part in enumerate(parts):
-            changed = _with_bias_init(part, name, bias, channels)
-            if changed is not None:
-                parts[index] = changed
-                return tirx.SeqStmt(parts)
-    return None

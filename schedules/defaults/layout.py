@@ -212,15 +212,18 @@ class Rewriter:
             if var in self._dropped:
                 continue
             deferred = self._deferred.pop(var, None)
-            if deferred is not None or isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op):
-                if deferred is not None:
-                    deferred()
-                if deferred is not None or any(rule(self, var, value) for rule in self.rules):
-                    if not isinstance(var, relax.DataflowVar) and isinstance(block, relax.DataflowBlock):
-                        outputs.append(var)
-                    elif not isinstance(var, relax.DataflowVar):
-                        self.nchw(var)
-                    continue
+            if deferred is not None:
+                deferred()
+                rewritten = True
+            else:
+                rewritten = (isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op)
+                             and any(rule(self, var, value) for rule in self.rules))
+            if rewritten:
+                if not isinstance(var, relax.DataflowVar) and isinstance(block, relax.DataflowBlock):
+                    outputs.append(var)
+                elif not isinstance(var, relax.DataflowVar):
+                    self.nchw(var)
+                continue
             new = self.substitute(value)
             if isinstance(block, relax.DataflowBlock) and not isinstance(var, relax.DataflowVar):
                 self._nchw[var] = self.bb.emit_output(new, name_hint=var.name)

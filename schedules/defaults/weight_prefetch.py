@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 
 from tvm import tirx
-from tvm.s_tir import SBlock, SBlockRealize
+
+from .tir_rewrite import replace_first
 
 
 def prefetch_next_block(func: tirx.PrimFunc, weight: tirx.Buffer, task: tirx.Var, walk: tirx.Var,
@@ -50,32 +51,11 @@ def prefetch_next_block(func: tirx.PrimFunc, weight: tirx.Buffer, task: tirx.Var
 
 
 def _with_prefetch(stmt, walk: tirx.Var, prefetch):
-    """``stmt`` with ``prefetch`` first in the body of the loop over ``walk``; None if not found.
-
-    (TVM 0.27's Python API has no statement mutator: the path down to the loop is rebuilt.)
-    """
-    if isinstance(stmt, tirx.For):
-        if stmt.loop_var.same_as(walk):
-            body = tirx.SeqStmt([prefetch, stmt.body])
-        else:
-            body = _with_prefetch(stmt.body, walk, prefetch)
-            if body is None:
-                return None
-        return tirx.For(stmt.loop_var, stmt.min, stmt.extent, stmt.kind, body, stmt.thread_binding, stmt.annotations)
-    if isinstance(stmt, tirx.SeqStmt):
-        parts = list(stmt.seq)
-        for index, part in enumerate(parts):
-            changed = _with_prefetch(part, walk, prefetch)
-            if changed is not None:
-                parts[index] = changed
-                return tirx.SeqStmt(parts)
+    """``stmt`` with ``prefetch`` first in the body of the loop over ``walk``; None if not found."""
+    def change(node):
+        if isinstance(node, tirx.For) and node.loop_var.same_as(walk):
+            return tirx.For(node.loop_var, node.min, node.extent, node.kind, tirx.SeqStmt([prefetch, node.body]),
+                            node.thread_binding, node.annotations)
         return None
-    if isinstance(stmt, SBlockRealize):
-        block = stmt.block
-        body = _with_prefetch(block.body, walk, prefetch)
-        if body is None:
-            return None
-        rebuilt = SBlock(block.iter_vars, block.reads, block.writes, block.name_hint, body, block.init,
-                         block.alloc_buffers, block.match_buffers, block.annotations)
-        return SBlockRealize(stmt.iter_values, stmt.predicate, rebuilt)
-    return None
+
+    return replace_first(stmt, change)
