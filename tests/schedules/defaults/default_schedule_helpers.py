@@ -22,6 +22,19 @@ def rules_used(fn, specs) -> dict[str, str | None]:
     return {gv.name_hint: defaults.schedule_with_rule(func, cpu, target)[1] for gv, func in kernels.functions.items()}
 
 
+def lowered_kernels(fn, specs) -> dict[str, str]:
+    """{kernel name: its TIR after the default schedule and TVM's lowering passes} for ``fn``."""
+    import tvm
+    mod, _, _, _ = capture_function(fn, specs)
+    target = targets.to_tvm(targets.resolve(None))
+    kernels = _kernel_module(pipeline.lower_to_kernels(mod, target))
+    scheduled = defaults.apply_default_schedules(kernels, target)
+    bound = tvm.tirx.transform.BindTarget(target.with_host(target))(scheduled)
+    passes, _, _ = tvm.tirx.get_default_tir_pipeline(target)
+    lowered = passes(bound)
+    return {gv.name_hint: func.script() for gv, func in lowered.functions.items()}
+
+
 def assert_close(actual, expected, tol: float = 1e-4) -> None:
     """Largest difference within ``tol`` of the largest magnitude of ``expected``."""
     actual = actual.asnumpy() if hasattr(actual, "asnumpy") else np.asarray(actual)
