@@ -191,16 +191,22 @@ def schedule_injective_block(sch: Schedule, block, cpu: CpuInfo) -> None:
     total = 1
     for e in extents:
         total *= e
-    fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
     lanes = cpu.lanes(str(sch.get(block).writes[0].source.dtype)) if sch.get(block).writes else 4
     vector = next((f for f in (4 * lanes, 2 * lanes, lanes) if total % f == 0 and total >= f), None)
     if vector is None:
         vector = next((f for f in range(min(total, 4 * lanes), 1, -1) if total % f == 0), 1)
     if touches_bool(sch, block):
         vector = 1
-    if vector > 1:
+    if vector > 1 and len(loops) > 1 and extents[-1] % vector == 0:
+        # vectors within the innermost axis: a condition on the outer axes (a padded copy's
+        # border) stays one value per vector; across rows TVM's vectorizer scalarizes the loop
+        rest, inner = sch.split(loops[-1], [None, vector])
+        sch.vectorize(inner)
+        outer = sch.fuse(*loops[:-1], rest)
+    elif vector > 1:
+        fused = sch.fuse(*loops)
         outer, inner = sch.split(fused, [None, vector])
         sch.vectorize(inner)
     else:
-        outer = fused
+        outer = sch.fuse(*loops) if len(loops) > 1 else loops[0]
     parallel_if_worth(sch, outer, total, cpu, PARALLEL_MIN_ELEMENTS)

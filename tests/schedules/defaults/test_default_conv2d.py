@@ -1,11 +1,13 @@
 """Convolutions under the default CPU schedules (NHWC, packed weights) against PyTorch."""
+import re
+
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
 from aotnn import Tensor, nn, ops
-from default_schedule_helpers import assert_close, randomize, rules_used, t
+from default_schedule_helpers import assert_close, lowered_kernels, randomize, rules_used, t
 from schedules.defaults.conv2d import plan_conv2d, plan_depthwise, use_flat
 from schedules.defaults.cpu import CpuInfo
 
@@ -297,3 +299,25 @@ def test_three_vector_tiles_for_channels_two_vectors_do_not_divide():
 def test_depthwise_takes_two_vectors_on_wide_maps_only():
     assert plan_depthwise(AVX2, 96, 56, "float32").oc_block == 16
     assert plan_depthwise(AVX2, 96, 14, "float32").oc_block == 8
+
+
+def test_padded_copy_of_a_channels_last_input_runs_on_vectors():
+    """A strided deep convolution (ResNet-18's 56x56x64 -> 28x28x128) pads its NHWC input once;
+    the copy's vectors stay within a pixel's channels, where the border test is one value per
+    vector (vectors across pixels made TVM scalarize the copy). Checked against PyTorch too."""
+    rng = np.random.default_rng(3)
+    w0 = (rng.standard_normal((64, 64, 3, 3)) / 24).astype(np.float32)
+    w1 = (rng.standard_normal((128, 64, 3, 3)) / 24).astype(np.float32)
+    first = nn.Conv2d(64, 64, 3, pad_mode="pad", padding=1, weight_init=Tensor(w0))
+    strided = nn.Conv2d(64, 128, 3, stride=2, pad_mode="pad", padding=1, weight_init=Tensor(w1))
+    relu = nn.ReLU()
+
+    def net(v):
+        return relu(strided(relu(first(v))))
+
+    lowered = lowered_kernels(net, [("x", (1, 64, 56, 56), "float32")])
+    scalar = {name: re.findall(r"for (\w+_s) in range", text) for name, text in lowered.items()}
+    assert not any(scalar.values()), scalar
+    x = rng.standard_normal((1, 64, 56, 56)).astype(np.float32)
+    want = F.relu(F.conv2d(F.relu(F.conv2d(t(x), t(w0), padding=1)), t(w1), stride=2, padding=1))
+    assert_close(net(Tensor(x)), want, 1e-5)
