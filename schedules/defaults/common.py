@@ -197,16 +197,12 @@ def schedule_injective_block(sch: Schedule, block, cpu: CpuInfo) -> None:
         vector = next((f for f in range(min(total, 4 * lanes), 1, -1) if total % f == 0), 1)
     if touches_bool(sch, block):
         vector = 1
-    if vector > 1 and len(loops) > 1 and extents[-1] % vector == 0:
-        # vectors within the innermost axis: a condition on the outer axes (a padded copy's
-        # border) stays one value per vector; across rows TVM's vectorizer scalarizes the loop
-        rest, inner = sch.split(loops[-1], [None, vector])
+    if vector > 1:
+        # vectors within the innermost axis where it divides them: a condition on the outer axes
+        # (a padded copy's border) stays one value per vector; across rows TVM scalarizes the loop
+        within = extents[-1] % vector == 0
+        rest, inner = sch.split(loops[-1] if within else sch.fuse(*loops), [None, vector])
         sch.vectorize(inner)
-        outer = sch.fuse(*loops[:-1], rest)
-    elif vector > 1:
-        fused = sch.fuse(*loops)
-        outer, inner = sch.split(fused, [None, vector])
-        sch.vectorize(inner)
-    else:
-        outer = sch.fuse(*loops) if len(loops) > 1 else loops[0]
+        loops = [*loops[:-1], rest] if within else [rest]
+    outer = sch.fuse(*loops) if len(loops) > 1 else loops[0]
     parallel_if_worth(sch, outer, total, cpu, PARALLEL_MIN_ELEMENTS)

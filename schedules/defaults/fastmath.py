@@ -66,9 +66,11 @@ _ERF_FAR_MID = (-3.88396438e-3, 2.42546219e-2)
 _ERF_FAR_LOW = (-1.06777877e-1, -6.34846687e-1, -1.28717512e-1)
 
 
-def _horner(coefficients, x):
-    value = _const(coefficients[0])
-    for c in coefficients[1:]:
+def _horner(coefficients, x, value=None):
+    """``value`` (default: the first coefficient) carried through Horner steps ``value * x + c``."""
+    if value is None:
+        value, coefficients = _const(coefficients[0]), coefficients[1:]
+    for c in coefficients:
         value = value * x + _const(c)
     return value
 
@@ -79,9 +81,7 @@ def erf(x: te.Tensor) -> te.Tensor:
     def exponent(*i):  # Q(|x|), at most -|x|: exp of it never overflows
         z = tirx.abs(x[i])
         value = _horner(_ERF_FAR_HIGH, z) * (z * z) + _horner(_ERF_FAR_MID, z)
-        for c in _ERF_FAR_LOW:
-            value = value * z + _const(c)
-        return value * z - z
+        return _horner(_ERF_FAR_LOW, z, value) * z - z
 
     tail = exp(te.compute(x.shape, exponent, name="aotnn_erf_exponent"))
 

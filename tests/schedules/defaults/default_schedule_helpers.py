@@ -4,6 +4,8 @@
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import torch
 
@@ -13,11 +15,16 @@ from schedules.build import _kernel_module
 import schedules.defaults as defaults
 
 
-def rules_used(fn, specs) -> dict[str, str | None]:
-    """{kernel name: the default rule that scheduled it (None: left as legalized)} for ``fn``."""
+def _host_kernels(fn, specs):
+    """(the kernel module of ``fn`` for the host, the host's TVM target)."""
     mod, _, _, _ = capture_function(fn, specs)
     target = targets.to_tvm(targets.resolve(None))
-    kernels = _kernel_module(pipeline.lower_to_kernels(mod, target))
+    return _kernel_module(pipeline.lower_to_kernels(mod, target)), target
+
+
+def rules_used(fn, specs) -> dict[str, str | None]:
+    """{kernel name: the default rule that scheduled it (None: left as legalized)} for ``fn``."""
+    kernels, target = _host_kernels(fn, specs)
     cpu = defaults.cpu_info(target)
     return {gv.name_hint: defaults.schedule_with_rule(func, cpu, target)[1] for gv, func in kernels.functions.items()}
 
@@ -25,14 +32,17 @@ def rules_used(fn, specs) -> dict[str, str | None]:
 def lowered_kernels(fn, specs) -> dict[str, str]:
     """{kernel name: its TIR after the default schedule and TVM's lowering passes} for ``fn``."""
     import tvm
-    mod, _, _, _ = capture_function(fn, specs)
-    target = targets.to_tvm(targets.resolve(None))
-    kernels = _kernel_module(pipeline.lower_to_kernels(mod, target))
+    kernels, target = _host_kernels(fn, specs)
     scheduled = defaults.apply_default_schedules(kernels, target)
     bound = tvm.tirx.transform.BindTarget(target.with_host(target))(scheduled)
     passes, _, _ = tvm.tirx.get_default_tir_pipeline(target)
     lowered = passes(bound)
     return {gv.name_hint: func.script() for gv, func in lowered.functions.items()}
+
+
+def scalarized_loops(lowered_text: str) -> list[str]:
+    """The loops TVM's vectorizer had to run one lane at a time (it names them ``..._s``)."""
+    return re.findall(r"for (\w+_s) in range", lowered_text)
 
 
 def assert_close(actual, expected, tol: float = 1e-4) -> None:
