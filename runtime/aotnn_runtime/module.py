@@ -49,6 +49,20 @@ def _alignment(spec: Mapping[str, Any]) -> int:
     return alignment
 
 
+def _parallel_extents(entry: str, step: Mapping[str, Any]) -> list[int]:
+    """A step's parallel loop extents (``"parallel"``; none in artifacts that predate them).
+
+    Raises:
+        ArtifactError: the field is not a list of int32 extents.
+    """
+    extents = step.get("parallel", [])
+    if not (isinstance(extents, list) and
+            all(type(n) is int and 0 <= n < 1 << 31 for n in extents)):  # noqa: E721 - bool is not an extent
+        raise ArtifactError(f"entry {entry!r}: step {step.get('kernel')!r} has malformed parallel extents "
+                            f"{extents!r} (expected a list of non-negative 32-bit integers)")
+    return extents
+
+
 def _exports(symbols: ctypes.CDLL, name: str) -> bool:
     """Whether the library exports ``name`` (item lookup: attribute lookup refuses dunder names)."""
     try:
@@ -140,8 +154,10 @@ class EntryPoint:
             return None
         kernels = [ctypes.cast(symbols[name], ctypes.c_void_p).value for name in names[1:]]
         prefetch_kinds = ("param", "prepared") if _exports(symbols, "aotnn_prefetch_hint") else ()
+        parallel = ([_parallel_extents(self.name, step) for step in record["steps"]]
+                    if _exports(symbols, "aotnn_parallel_hint") else None)
         native = NativeSteps(library["aotnn_run_steps"], kernels, [args for _, args in self._steps], specs,
-                             prefetch_kinds)
+                             prefetch_kinds, parallel)
         native.bind("buffer", self._buffer_arrays)
         native.bind("prepared", self._prepared_arrays)
         return native

@@ -38,6 +38,10 @@ class _Prefetch(ctypes.Structure):
     _fields_ = [("tensors", ctypes.POINTER(ctypes.c_void_p)), ("count", ctypes.c_int64)]
 
 
+class _Parallel(ctypes.Structure):
+    _fields_ = [("extents", ctypes.POINTER(ctypes.c_int32)), ("count", ctypes.c_int64)]
+
+
 _DL_CPU = 1
 _FFI_DLTENSOR_PTR = 7
 _DL_CODES = {"i": 0, "u": 1, "f": 2, "b": 6}  # numpy dtype kind -> DLPack type code
@@ -60,12 +64,16 @@ class NativeSteps:
         prefetch_kinds: kinds whose tensors idle threads prefetch while the step before their
             step runs (the weights: they leave the caches between inferences); empty for a
             library whose runner predates prefetching.
+        parallel: per step, the extents of its kernel's parallel loops in launch order (the
+            thread pool then balances them in finer tasks); None for a library whose runner
+            predates them.
     Raises:
         ValueError: a dtype DLPack cannot describe (use :func:`supported` first).
     """
 
     def __init__(self, runner: Any, kernels: Sequence[int], steps: Sequence[Sequence[tuple[str, int]]],
-                 specs: Mapping[str, Sequence[tuple[Sequence[int], str]]], prefetch_kinds: Sequence[str] = ()):
+                 specs: Mapping[str, Sequence[tuple[Sequence[int], str]]], prefetch_kinds: Sequence[str] = (),
+                 parallel: Sequence[Sequence[int]] | None = None):
         self._runner = runner
         self._shapes = []  # the shape arrays the DLTensors point into
         self._tensors = {kind: self._describe(kind_specs) for kind, kind_specs in specs.items()}
@@ -80,6 +88,7 @@ class NativeSteps:
             row.kernel, row.args, row.num_args = kernel, values, len(args)
         self._address = ctypes.addressof(self._table)
         self._prefetch = self._prefetch_table(steps, set(prefetch_kinds)) if prefetch_kinds else None
+        self._parallel = self._parallel_table(parallel) if parallel is not None else None
         self._bound: dict[str, Sequence[np.ndarray]] = {}  # also keeps the bound arrays alive
 
     def _describe(self, specs: Sequence[tuple[Sequence[int], str]]) -> ctypes.Array:
@@ -106,6 +115,15 @@ class NativeSteps:
             row.count = len(wanted)
         return table
 
+    def _parallel_table(self, parallel: Sequence[Sequence[int]]) -> ctypes.Array:
+        table = (_Parallel * max(len(parallel), 1))()
+        for row, extents in zip(table, parallel):
+            values = (ctypes.c_int32 * max(len(extents), 1))(*extents)
+            self._args.append(values)
+            row.extents = ctypes.cast(values, ctypes.POINTER(ctypes.c_int32))
+            row.count = len(extents)
+        return table
+
     def bind(self, kind: str, arrays: Sequence[np.ndarray]) -> None:
         """Point the tensors of ``kind`` at ``arrays`` (checked by the caller, see the module doc).
 
@@ -124,10 +142,13 @@ class NativeSteps:
 
     def run(self) -> None:
         """Run every step; a kernel's error is raised as the kernel raised it."""
-        if self._prefetch is None:
-            self._runner(self._address, len(self._table))
+        prefetch = 0 if self._prefetch is None else ctypes.addressof(self._prefetch)
+        if self._parallel is not None:
+            self._runner(self._address, len(self._table), prefetch, ctypes.addressof(self._parallel))
+        elif prefetch:
+            self._runner(self._address, len(self._table), prefetch)
         else:
-            self._runner(self._address, len(self._table), ctypes.addressof(self._prefetch))
+            self._runner(self._address, len(self._table))
 
 
 def supported(specs: Mapping[str, Sequence[tuple[Sequence[int], str]]]) -> bool:

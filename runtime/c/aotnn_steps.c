@@ -9,7 +9,9 @@
  *
  *   args[0]: address of AotnnStep[count]   args[1]: count
  *   args[2] (optional): address of AotnnPrefetch[count], the weights to prefetch while step i
- *            runs (the next step's; see aotnn_prefetch_hint in aotnn_backend.c)
+ *            runs (the next step's; see aotnn_prefetch_hint in aotnn_backend.c), or 0
+ *   args[3] (optional): address of AotnnParallel[count], the extents of step i's parallel loops
+ *            (see aotnn_parallel_hint in aotnn_backend.c)
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -27,10 +29,16 @@ typedef struct {
   int64_t count;
 } AotnnPrefetch;
 
+typedef struct {
+  const int32_t* extents;
+  int64_t count;
+} AotnnParallel;
+
 enum { AOTNN_FFI_INT = 1, AOTNN_PREFETCH_MAX = 8 };
 
 extern void TVMFFIErrorSetRaisedFromCStrParts(const char* kind, const char** parts, int num_parts);
 extern void aotnn_prefetch_hint(const void* const* bases, const uint64_t* sizes, int count);
+extern void aotnn_parallel_hint(const int32_t* extents, int count);
 
 static void aotnn_hint(const AotnnPrefetch* prefetch) {
   const void* bases[AOTNN_PREFETCH_MAX];
@@ -55,23 +63,35 @@ static int32_t aotnn_steps_error(const char* message) {
 int32_t __tvm_ffi_aotnn_run_steps(void* self, const AotnnFFIAny* args, int32_t num_args, AotnnFFIAny* result) {
   const AotnnStep* steps;
   const AotnnPrefetch* prefetch = NULL;
+  const AotnnParallel* parallel = NULL;
   int64_t count, i;
   (void)self;
-  if ((num_args != 2 && num_args != 3) || args[0].type_index != AOTNN_FFI_INT || args[1].type_index != AOTNN_FFI_INT ||
-      (num_args == 3 && args[2].type_index != AOTNN_FFI_INT)) {
-    return aotnn_steps_error("aotnn_run_steps: expected (table address, step count[, prefetch table address]) "
-                             "as integers");
+  if (num_args < 2 || num_args > 4) {
+    return aotnn_steps_error("aotnn_run_steps: expected (table address, step count[, prefetch table address"
+                             "[, parallel table address]]) as integers");
+  }
+  for (i = 0; i < num_args; ++i) {
+    if (args[i].type_index != AOTNN_FFI_INT) {
+      return aotnn_steps_error("aotnn_run_steps: expected (table address, step count[, prefetch table address"
+                               "[, parallel table address]]) as integers");
+    }
   }
   steps = (const AotnnStep*)(uintptr_t)args[0].value.v_int64;
   count = args[1].value.v_int64;
-  if (num_args == 3) prefetch = (const AotnnPrefetch*)(uintptr_t)args[2].value.v_int64;
+  if (num_args >= 3) prefetch = (const AotnnPrefetch*)(uintptr_t)args[2].value.v_int64;
+  if (num_args == 4) parallel = (const AotnnParallel*)(uintptr_t)args[3].value.v_int64;
   if (steps == NULL || count < 0) return aotnn_steps_error("aotnn_run_steps: NULL table or negative count");
   for (i = 0; i < count; ++i) {
     AotnnFFIAny kernel_result = {AOTNN_FFI_NONE, 0, {0}};
     if (prefetch != NULL) aotnn_hint(&prefetch[i]);
-    if (steps[i].kernel(NULL, steps[i].args, (int32_t)steps[i].num_args, &kernel_result) != 0) return -1;
+    if (parallel != NULL) aotnn_parallel_hint(parallel[i].extents, (int)parallel[i].count);
+    if (steps[i].kernel(NULL, steps[i].args, (int32_t)steps[i].num_args, &kernel_result) != 0) {
+      if (parallel != NULL) aotnn_parallel_hint(NULL, 0);
+      return -1;
+    }
   }
   if (prefetch != NULL) aotnn_prefetch_hint(NULL, NULL, 0);
+  if (parallel != NULL) aotnn_parallel_hint(NULL, 0);
   result->type_index = AOTNN_FFI_NONE;
   result->zero_padding = 0;
   result->value.v_int64 = 0;

@@ -97,3 +97,94 @@ def test_parallel_kernels_are_right_whether_the_pool_slept_or_spun(tmp_path):
         scale = 1.0 + pause * 10
         expected = torch.nn.functional.conv2d(torch.from_numpy(x * scale), weight).numpy()
         _close(module.run(x * scale)[0], expected)
+
+
+def _conv_artifact(tmp_path):
+    import aotnn
+    from aotnn import Tensor, nn
+
+    aotnn.set_seed(0)
+    net = nn.Conv2d(8, 16, 3, pad_mode="valid", has_bias=False)  # 4.4 M multiply-adds: parallel
+    x = np.random.default_rng(0).random((1, 8, 64, 64), dtype=np.float32)
+    path = aotnn.export(net, Tensor(x), file_name=str(tmp_path / "conv"))
+    return path, net.weight.asnumpy(), x
+
+
+def _set_extents(path, extents):
+    import json
+    with open(f"{path}/manifest.json", encoding="utf-8") as stream:
+        manifest = json.load(stream)
+    for step in manifest["entries"]["predict"]["steps"]:
+        step["parallel"] = extents
+    with open(f"{path}/manifest.json", "w", encoding="utf-8") as stream:
+        json.dump(manifest, stream)
+
+
+@pytest.mark.parametrize("extents", [[1], [7], [100000], [0], [3, 5, 9], []])
+def test_wrong_parallel_extents_cost_speed_not_correctness(tmp_path, extents):
+    """A kernel computes its whole loop for any task count the pool picks from a (wrong) extent."""
+    import torch
+
+    path, weight, x = _conv_artifact(tmp_path)
+    _set_extents(path, extents)
+    module = aotnn_runtime.load(path)
+    module.set_num_threads(2)
+    assert module[module.entry_points[0]]._native._parallel is not None
+    expected = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(weight)).numpy()
+    for _ in range(3):
+        _close(module.run(x)[0], expected)
+
+
+@pytest.mark.parametrize("extents", [[-1], ["8"], [True], 8, [1 << 31]])
+def test_malformed_parallel_extents_are_refused(tmp_path, extents):
+    path, _, _ = _conv_artifact(tmp_path)
+    _set_extents(path, extents)
+    with pytest.raises(aotnn_runtime.ArtifactError, match="parallel extents"):
+        aotnn_runtime.load(path)
+
+
+def _uneven_library(tmp_path):
+    """A kernel whose first 32 of 64 parallel iterations are slow; each records the thread that ran it."""
+    import tvm
+    import tvm_ffi
+    from tvm.script import tirx as T
+
+    from schedules import backend, cache, target as targets
+
+    @T.prim_func
+    def uneven(thread: T.Buffer((64,), "int64"), value: T.Buffer((64,), "float32")):
+        T.func_attr({"global_symbol": "uneven"})
+        for i in T.parallel(64):
+            value[i] = T.float32(0)
+            for _ in range(T.if_then_else(i < 32, 300000, 10)):
+                value[i] = value[i] * T.float32(0.5) + T.float32(1)
+            thread[i] = T.call_extern("int64", "pthread_self")
+
+    library = tvm.compile(tvm.IRModule({"uneven": uneven}), target=targets.to_tvm(targets.resolve(None)))
+    path = str(tmp_path / "uneven.so")
+    library.export_library(path, addons=backend.host_objects(str(tmp_path / "objects")))
+    module, cdll = tvm_ffi.load_module(path), ctypes.CDLL(path)
+    cdll.aotnn_install_backend()
+    cdll.aotnn_set_num_threads(ctypes.c_int(2))
+    return module, cdll
+
+
+@pytest.mark.parametrize("extents, stolen", [([64], True), ([], False)])
+def test_a_thread_whose_tasks_run_long_hands_some_to_the_other(tmp_path, extents, stolen):
+    """With the loop's extent the pool cuts it into tasks and the thread done first takes the other's
+    last ones; without it each thread keeps its half (TVM's chunks), whatever their cost."""
+    module, cdll = _uneven_library(tmp_path)
+    kernel = ctypes.cast(cdll["__tvm_ffi_uneven"], ctypes.c_void_p).value
+    specs = {"tensor": [((64,), "int64"), ((64,), "float32")]}
+    steps = NativeSteps(module["aotnn_run_steps"], [kernel], [[("tensor", 0), ("tensor", 1)]], specs,
+                        parallel=[extents])
+    thread, value = (aotnn_runtime.aligned_empty(shape, dtype) for shape, dtype in specs["tensor"])
+    steps.bind("tensor", [thread, value])
+    steps.run()  # the first launch starts the worker thread
+    thread[:] = 0
+    steps.run()
+    # x -> x / 2 + 1 from 0: 2 - 2^(1 - n) after n steps (2 in float32 from n = 25 on)
+    np.testing.assert_allclose(value, np.where(np.arange(64) < 32, 2.0, 2.0 - 2.0 ** -9), rtol=1e-7)
+    slow, fast = set(thread[:32].tolist()), set(thread[32:].tolist())
+    assert len(slow | fast) == 2  # both threads ran
+    assert (len(slow) == 2) == stolen
