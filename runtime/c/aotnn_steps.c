@@ -66,15 +66,11 @@ int32_t __tvm_ffi_aotnn_run_steps(void* self, const AotnnFFIAny* args, int32_t n
   const AotnnParallel* parallel = NULL;
   int64_t count, i;
   (void)self;
-  if (num_args < 2 || num_args > 4) {
-    return aotnn_steps_error("aotnn_run_steps: expected (table address, step count[, prefetch table address"
-                             "[, parallel table address]]) as integers");
-  }
+  static const char usage[] = "aotnn_run_steps: expected (table address, step count[, prefetch table address"
+                              "[, parallel table address]]) as integers";
+  if (num_args < 2 || num_args > 4) return aotnn_steps_error(usage);
   for (i = 0; i < num_args; ++i) {
-    if (args[i].type_index != AOTNN_FFI_INT) {
-      return aotnn_steps_error("aotnn_run_steps: expected (table address, step count[, prefetch table address"
-                               "[, parallel table address]]) as integers");
-    }
+    if (args[i].type_index != AOTNN_FFI_INT) return aotnn_steps_error(usage);
   }
   steps = (const AotnnStep*)(uintptr_t)args[0].value.v_int64;
   count = args[1].value.v_int64;
