@@ -233,7 +233,7 @@ static int aotnn_claim(uint32_t tag, int self, int threads) {
 
 /* Claims and runs tasks of launch `tag` until none is left; returns how many it ran. The count
  * of finished tasks is shared by all threads: each adds its own once, when it runs out. */
-static int aotnn_run_chunks(uint32_t tag, int self, int threads, FTVMParallelLambda job, void* cdata,
+static int aotnn_run_tasks(uint32_t tag, int self, int threads, FTVMParallelLambda job, void* cdata,
                             TVMParallelGroupEnv* env) {
   int ran = 0, task;
   while ((task = aotnn_claim(tag, self, threads)) >= 0) {
@@ -259,7 +259,7 @@ static int aotnn_generation_moved(long seen) {
   return __atomic_load_n(&pool.generation, __ATOMIC_ACQUIRE) != (unsigned long)seen;
 }
 
-static int aotnn_chunks_finished(long count) {
+static int aotnn_tasks_finished(long count) {
   return __atomic_load_n(&pool.finished, __ATOMIC_ACQUIRE) >= (int)count;
 }
 
@@ -342,7 +342,7 @@ static void* aotnn_worker(void* arg) {
     TVMParallelGroupEnv env = pool.env;
     int threads = pool.launch_threads;
     pthread_mutex_unlock(&pool.lock);
-    if (job != NULL) aotnn_run_chunks((uint32_t)seen, worker_id, threads, job, cdata, &env);
+    if (job != NULL) aotnn_run_tasks((uint32_t)seen, worker_id, threads, job, cdata, &env);
     aotnn_poll(aotnn_generation_moved, (long)seen);  /* the next launch, or sleep */
     pthread_mutex_lock(&pool.lock);
   }
@@ -471,9 +471,9 @@ static int aotnn_pooled_launch(FTVMParallelLambda job, void* cdata, int threads,
   pthread_cond_broadcast(&pool.wake);
   pthread_mutex_unlock(&pool.lock);
 
-  aotnn_run_chunks(tag, 0, threads, job, cdata, &env);
+  aotnn_run_tasks(tag, 0, threads, job, cdata, &env);
 
-  aotnn_poll(aotnn_chunks_finished, env.num_task);  /* the workers' tasks, or sleep */
+  aotnn_poll(aotnn_tasks_finished, env.num_task);  /* the workers' tasks, or sleep */
   pthread_mutex_lock(&pool.lock);
   while (__atomic_load_n(&pool.finished, __ATOMIC_ACQUIRE) < env.num_task) pthread_cond_wait(&pool.done, &pool.lock);
   int rc = pool.status;

@@ -83,19 +83,13 @@ def test_parallel_kernels_are_right_whether_the_pool_slept_or_spun(tmp_path):
     workers went to sleep and calls while they still poll must both run every chunk."""
     import torch
 
-    import aotnn
-    from aotnn import Tensor, nn
-
-    aotnn.set_seed(0)
-    net = nn.Conv2d(8, 16, 3, pad_mode="valid", has_bias=False)  # 4.4 M multiply-adds: parallel
-    x = np.random.default_rng(0).random((1, 8, 64, 64), dtype=np.float32)
-    module = aotnn_runtime.load(aotnn.export(net, Tensor(x), file_name=str(tmp_path / "conv")))
+    path, weight, x = _conv_artifact(tmp_path)
+    module = aotnn_runtime.load(path)
     module.set_num_threads(2)
-    weight = torch.from_numpy(net.weight.asnumpy())
     for pause in (0.0, 0.02, 0.0, 0.0, 0.02):
         time.sleep(pause)
         scale = 1.0 + pause * 10
-        expected = torch.nn.functional.conv2d(torch.from_numpy(x * scale), weight).numpy()
+        expected = torch.nn.functional.conv2d(torch.from_numpy(x * scale), torch.from_numpy(weight)).numpy()
         _close(module.run(x * scale)[0], expected)
 
 
