@@ -7,9 +7,15 @@ previous engine's spinning threads sleep), so that a busy machine slows them ali
 shows medians and the ratios aotnn / peer, and the header the machine's load average. Outputs must agree within ``--tol``
 (largest difference over the largest magnitude of the reference).
 
+On a shared machine one run's ratio moves with the minute it ran in (neighbours take cores, caches
+and memory bandwidth, and not from every engine alike). ``--rounds N`` times every engine N times
+over, ``--round-pause`` seconds apart, and prints each round's ratios with their median and range;
+the table then shows the medians over the rounds.
+
 Usage:
     python tools/bench.py [MODEL ...] [--repeat 30] [--threads N] [--vs onnxruntime,torch]
     python tools/bench.py mobilenetv2 --tuning-db tuned/   # the tuned build, the default beside it
+    python tools/bench.py mobilenetv2 --vs onnxruntime --rounds 10 --round-pause 30
     aotnn bench [MODEL ...] [same options]
 """
 from __future__ import annotations
@@ -161,11 +167,13 @@ def onnxruntime_runner(twin, arrays: list[np.ndarray], entry: ZooEntry, threads:
 
 
 def bench_model(name: str, entry: ZooEntry, *, repeat: int, warmup: int, threads: int, peers: Sequence[str],
-                target: str | None = None, pause: float = 0.05, tuning_db: str | None = None) -> dict[str, Any]:
+                target: str | None = None, pause: float = 0.05, tuning_db: str | None = None,
+                rounds: int = 1, round_pause: float = 0.0) -> dict[str, Any]:
     """Compile, check and time one zoo model; returns its row of results.
 
     With ``tuning_db`` the "aotnn" engine is the tuned build and the default build is timed beside
-    it as "untuned".
+    it as "untuned". Each of ``rounds`` rounds times every engine ``repeat`` times; the row's
+    ``"rounds"`` holds each round's medians and ``"ms"`` their medians.
     """
     import torch
 
@@ -197,22 +205,37 @@ def bench_model(name: str, entry: ZooEntry, *, repeat: int, warmup: int, threads
         for runner in runners:
             for _ in range(warmup):
                 runner.call()
-        # Engines take turns in blocks, so that background load hits every engine alike. A pause
-        # and an untimed call before each block let the previous engine's spinning worker threads
-        # (onnxruntime's and OpenMP's spin-wait) go to sleep instead of competing with this one.
-        block = max(1, min(5, repeat))
-        done = 0
-        while done < repeat:
-            count = min(block, repeat - done)
-            for runner in runners:
-                time.sleep(pause)
-                runner.call()
-                for _ in range(count):
-                    runner.timed()
-            done += count
-        row = {"model": name, "compile_s": compile_s, "errors": errors, "threads": threads,
-               "ms": {r.name: r.median_ms for r in runners}}
+        per_round = []
+        for index in range(rounds):
+            if index:
+                time.sleep(round_pause)
+            per_round.append(time_round(runners, repeat, pause))
+        ms = {r.name: float(np.median([times[r.name] for times in per_round])) for r in runners}
+        row = {"model": name, "compile_s": compile_s, "errors": errors, "threads": threads, "ms": ms,
+               "rounds": per_round}
     return row
+
+
+def time_round(runners: Sequence[Runner], repeat: int, pause: float) -> dict[str, float]:
+    """Time every engine ``repeat`` times; returns each one's median in ms.
+
+    Engines take turns in blocks, so that background load hits every engine alike. A pause and an
+    untimed call before each block let the previous engine's spinning worker threads (onnxruntime's
+    and OpenMP's spin-wait) go to sleep instead of competing with this one.
+    """
+    for runner in runners:
+        runner.times.clear()
+    block = max(1, min(5, repeat))
+    done = 0
+    while done < repeat:
+        count = min(block, repeat - done)
+        for runner in runners:
+            time.sleep(pause)
+            runner.call()
+            for _ in range(count):
+                runner.timed()
+        done += count
+    return {r.name: r.median_ms for r in runners}
 
 
 def host_description() -> str:
@@ -243,11 +266,36 @@ def format_table(rows: list[dict[str, Any]], peers: Sequence[str], tol: float) -
     return "\n".join(lines)
 
 
+def format_rounds(rows: list[dict[str, Any]], peers: Sequence[str]) -> str:
+    """One line per model and peer: each round's ratio aotnn / peer, their median and range."""
+    lines = []
+    for row in rows:
+        for peer in peers:
+            ratios = [times["aotnn"] / times[peer] for times in row["rounds"]]
+            lines.append(f"{row['model']} aotnn/{peer} per round: median {np.median(ratios):.2f}x "
+                         f"({min(ratios):.2f}x to {max(ratios):.2f}x): " + ", ".join(f"{r:.2f}" for r in ratios))
+    return "\n".join(lines)
+
+
+def _at_least(kind: type, low: float, *, inclusive: bool):
+    """An argparse type: ``kind(text)``, refused below ``low`` (or at it unless ``inclusive``)."""
+    def parse(text: str):
+        value = kind(text)
+        if value < low or (value == low and not inclusive):
+            raise argparse.ArgumentTypeError(f"expected a number {'>=' if inclusive else '>'} {low:g}, got {text}")
+        return value
+    return parse
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="aotnn bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("models", nargs="*", help="zoo models (default: all)")
-    parser.add_argument("--repeat", type=int, default=30, help="timed calls per engine (default 30)")
+    parser.add_argument("--repeat", type=_at_least(int, 1, inclusive=True), default=30, help="timed calls per engine and round (default 30)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed calls per engine first (default 3)")
+    parser.add_argument("--rounds", type=_at_least(int, 1, inclusive=True), default=1,
+                        help="times every engine this many times over and prints each round's ratios (default 1)")
+    parser.add_argument("--round-pause", type=_at_least(float, 0.0, inclusive=True), default=0.0,
+                        help="seconds between rounds, to sample different minutes of a shared machine (default 0)")
     parser.add_argument("--threads", type=int, default=0, help="threads for every engine (default: all cores)")
     parser.add_argument("--vs", default="onnxruntime,torch", help="peers, comma-separated (default both)")
     parser.add_argument("--tol", type=float, default=1e-4, help="largest scaled output difference (default 1e-4)")
@@ -272,10 +320,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in names:
         print(f"{name}: compiling and timing ...", file=sys.stderr, flush=True)
         rows.append(bench_model(name, zoo[name], repeat=args.repeat, warmup=args.warmup, threads=threads,
-                                peers=peers, tuning_db=args.tuning_db))
-    print(f"{host_description()}; {threads} thread(s) per engine; median of {args.repeat} calls per engine, "
-          f"engines taking turns; load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
+                                peers=peers, tuning_db=args.tuning_db, rounds=args.rounds,
+                                round_pause=args.round_pause))
+    over = f"median of {args.repeat} calls per engine" + \
+        (f", medians of {args.rounds} rounds {args.round_pause:g} s apart" if args.rounds > 1 else "")
+    print(f"{host_description()}; {threads} thread(s) per engine; {over}, engines taking turns; "
+          f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
     print(format_table(rows, peers, args.tol))
+    if args.rounds > 1 and peers:
+        print(format_rounds(rows, peers))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as stream:
             json.dump(rows, stream, indent=1)

@@ -1,5 +1,5 @@
 """The command line end to end: MODEL forms (file.py:Name, module:name, .onnx), --ckpt, export formats,
-inspect on artifacts, bundles and ONNX files, running bundles, help texts and one-line errors."""
+inspect on artifacts, bundles and ONNX files, running bundles, bench rounds, help texts and one-line errors."""
 from __future__ import annotations
 
 import json
@@ -178,3 +178,14 @@ def test_corrupt_artifact_is_reported(workdir, tmp_path):
     assert result.exit_code != 0 and "ArtifactError" in result.output and "truncated" in result.output
     result = invoke("inspect", out)
     assert result.exit_code != 0 and "ArtifactError" in result.output
+
+
+def test_bench_passes_rounds_to_the_benchmark(tmp_path):
+    results = tmp_path / "bench.json"
+    out = ok("bench", "lenet5", "--repeat", "2", "--warmup", "0", "--rounds", "2", "--threads", "1",
+             "--vs", "onnxruntime", "--json", str(results))
+    (row,) = json.loads(results.read_text())
+    assert len(row["rounds"]) == 2 and row["errors"]["onnxruntime"] < 1e-5
+    assert "lenet5 aotnn/onnxruntime per round" in out
+    refused = invoke("bench", "lenet5", "--rounds", "0")
+    assert refused.exit_code == 2 and "--rounds" in refused.output
