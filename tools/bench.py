@@ -277,12 +277,12 @@ def format_rounds(rows: list[dict[str, Any]], peers: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def _at_least(kind: type, low: float, *, inclusive: bool):
-    """An argparse type: ``kind(text)``, refused below ``low`` (or at it unless ``inclusive``)."""
+def _at_least(kind: type, low: float):
+    """An argparse type: ``kind(text)``, refused below ``low``."""
     def parse(text: str):
         value = kind(text)
-        if value < low or (value == low and not inclusive):
-            raise argparse.ArgumentTypeError(f"expected a number {'>=' if inclusive else '>'} {low:g}, got {text}")
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected a number >= {low:g}, got {text}")
         return value
     return parse
 
@@ -290,13 +290,15 @@ def _at_least(kind: type, low: float, *, inclusive: bool):
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="aotnn bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("models", nargs="*", help="zoo models (default: all)")
-    parser.add_argument("--repeat", type=_at_least(int, 1, inclusive=True), default=30, help="timed calls per engine and round (default 30)")
-    parser.add_argument("--warmup", type=int, default=3, help="untimed calls per engine first (default 3)")
-    parser.add_argument("--rounds", type=_at_least(int, 1, inclusive=True), default=1,
+    parser.add_argument("--repeat", type=_at_least(int, 1), default=30,
+                        help="timed calls per engine and round (default 30)")
+    parser.add_argument("--warmup", type=_at_least(int, 0), default=3, help="untimed calls per engine first (default 3)")
+    parser.add_argument("--rounds", type=_at_least(int, 1), default=1,
                         help="times every engine this many times over and prints each round's ratios (default 1)")
-    parser.add_argument("--round-pause", type=_at_least(float, 0.0, inclusive=True), default=0.0,
+    parser.add_argument("--round-pause", type=_at_least(float, 0.0), default=0.0,
                         help="seconds between rounds, to sample different minutes of a shared machine (default 0)")
-    parser.add_argument("--threads", type=int, default=0, help="threads for every engine (default: all cores)")
+    parser.add_argument("--threads", type=_at_least(int, 0), default=0,
+                        help="threads for every engine (default: all cores)")
     parser.add_argument("--vs", default="onnxruntime,torch", help="peers, comma-separated (default both)")
     parser.add_argument("--tol", type=float, default=1e-4, help="largest scaled output difference (default 1e-4)")
     parser.add_argument("--json", help="also write the results to this JSON file")

@@ -47,8 +47,10 @@ def test_one_round_prints_no_round_lines(bench, capsys):
 
 
 @pytest.mark.parametrize("argv", [["lenet5", "--rounds", "0"], ["lenet5", "--repeat", "0"],
-                                  ["lenet5", "--round-pause", "-1"], ["alexnet"], ["lenet5", "--vs", "tflite"]],
-                         ids=["no_rounds", "no_calls", "negative_pause", "unknown_model", "unknown_peer"])
+                                  ["lenet5", "--round-pause", "-1"], ["lenet5", "--threads", "-2"],
+                                  ["alexnet"], ["lenet5", "--vs", "tflite"]],
+                         ids=["no_rounds", "no_calls", "negative_pause", "negative_threads", "unknown_model",
+                              "unknown_peer"])
 def test_bad_arguments_are_refused(bench, argv, capsys):
     with pytest.raises(SystemExit) as raised:
         bench.main(argv)
