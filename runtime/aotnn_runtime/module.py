@@ -480,8 +480,18 @@ class Module:
         load_npz(os.fspath(path), self.weights)
 
     def set_num_threads(self, count: int) -> None:
-        """Set how many threads parallel kernels use (default: all cores)."""
-        if not isinstance(count, int) or count < 1:
+        """Set how many threads parallel kernels use (default: all cores, or ``AOTNN_NUM_THREADS``).
+
+        The thread pool belongs to the artifact's compiled library, which a process loads once:
+        every module loaded from the same artifact shares the setting (the last call wins).
+
+        Args:
+            count (int): threads, the calling one included.
+
+        Raises:
+            ValueError: ``count`` is not a positive int.
+        """
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
             raise ValueError(f"count: expected a positive int, got {count!r}")
         self._cdll.aotnn_set_num_threads(ctypes.c_int(count))
 

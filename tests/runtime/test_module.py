@@ -240,3 +240,20 @@ def test_threads_sharing_a_module_or_its_kernel_library_each_get_their_own_resul
         for thread in threads:
             thread.join()
         assert not wrong
+
+
+@pytest.mark.parametrize("count", [0, -1, True, 2.0, "2"], ids=["zero", "negative", "bool", "float", "str"])
+def test_set_num_threads_refuses_what_is_not_a_positive_int(lenet_artifact, count):
+    module = aotnn_runtime.load(lenet_artifact[0])
+    with pytest.raises(ValueError, match="count: expected a positive int"):
+        module.set_num_threads(count)
+
+
+def test_modules_of_one_artifact_share_the_thread_count_and_still_compute(lenet_artifact):
+    path, _, x, expected = lenet_artifact
+    first, second = aotnn_runtime.load(path), aotnn_runtime.load(path)
+    first.set_num_threads(1)
+    second.set_num_threads(2)
+    assert first._cdll.aotnn_get_num_threads() == 2  # one library, one pool: the last call wins
+    for module in (first, second):
+        np.testing.assert_allclose(module.run(x)[0], expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
