@@ -277,6 +277,13 @@ def format_rounds(rows: list[dict[str, Any]], peers: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def write_json(path: str, value: Any) -> None:
+    """Write ``value`` as indented JSON to ``path`` atomically (temporary file, then rename)."""
+    from aotnn_runtime.weights import atomic_write
+
+    atomic_write(path, lambda stream: stream.write(json.dumps(value, indent=1).encode()), suffix=".json")
+
+
 def _at_least(kind: type, low: float):
     """An argparse type: ``kind(text)``, refused below ``low``."""
     def parse(text: str):
@@ -332,8 +339,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.rounds > 1 and peers:
         print(format_rounds(rows, peers))
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as stream:
-            json.dump(rows, stream, indent=1)
+        write_json(args.json, rows)
     failed = [r["model"] for r in rows if max(r["errors"].values(), default=0.0) > args.tol]
     if failed:
         print(f"outputs differ beyond {args.tol:g}: {', '.join(failed)}", file=sys.stderr)

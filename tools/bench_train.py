@@ -18,7 +18,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -31,6 +30,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import Runner as Engine  # noqa: E402  one timed callable per engine (``call()`` steps)
+from bench import write_json  # noqa: E402
 
 LEARNING_RATE = 0.01
 MOMENTUM = 0.9
@@ -268,8 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print()
             print(format_profile(row))
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as stream:
-            json.dump(rows, stream, indent=1)
+        write_json(args.json, rows)
     failed = [r["model"] for r in rows if max(r["loss_rel_diff"]) > args.tol]
     if failed:
         print(f"losses differ beyond {args.tol:g}: {', '.join(failed)}", file=sys.stderr)
