@@ -5,8 +5,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from tvm import tirx
+from tvm.s_tir import SBlockRealize
+
+import schedules.defaults as defaults
 from aotnn import Tensor, nn, ops
-from default_schedule_helpers import assert_close, batch_norm, randomize, rules_used, t, torch_params
+from default_schedule_helpers import _host_kernels, assert_close, batch_norm, randomize, rules_used, t, torch_params
 from schedules.defaults.inverted_residual import band_rows, expand_row_tile
 
 
@@ -14,12 +18,13 @@ class InvertedResidual(nn.Cell):
     """stem 3x3 (channels-last result) -> MobileNetV2 block: expand 1x1 + BN + ReLU6, depthwise
     3x3 + BN + ReLU6, project 1x1 + BN, plus the input where the shapes allow."""
 
-    def __init__(self, channels, expanded, out_channels, stride, reuse=False):
+    def __init__(self, channels, expanded, out_channels, stride, reuse=False, kernel=3, dilation=1):
         super().__init__()
         self.stem = nn.Conv2d(3, channels, 3, pad_mode="pad", padding=1)
         self.expand = nn.Conv2d(channels, expanded, 1)
         self.bn0 = nn.BatchNorm2d(expanded)
-        self.depthwise = nn.Conv2d(expanded, expanded, 3, stride, pad_mode="pad", padding=1, group=expanded)
+        self.depthwise = nn.Conv2d(expanded, expanded, kernel, stride, pad_mode="pad", padding=dilation * (kernel // 2),
+                                   dilation=dilation, group=expanded)
         self.bn1 = nn.BatchNorm2d(expanded)
         self.project = nn.Conv2d(expanded, out_channels, 1)
         self.bn2 = nn.BatchNorm2d(out_channels)
@@ -38,12 +43,13 @@ class InvertedResidual(nn.Cell):
         return y
 
 
-def reference(net, x, stride):
+def reference(net, x, stride, kernel=3, dilation=1):
     p = torch_params(net)
     expanded = p["depthwise.weight"].shape[0]
     s = F.conv2d(t(x), p["stem.weight"], None, 1, 1)
     e = torch.clamp(batch_norm(F.conv2d(s, p["expand.weight"]), p, "bn0"), 0, 6)
-    z = torch.clamp(batch_norm(F.conv2d(e, p["depthwise.weight"], None, stride, 1, 1, expanded), p, "bn1"), 0, 6)
+    z = F.conv2d(e, p["depthwise.weight"], None, stride, dilation * (kernel // 2), dilation, expanded)
+    z = torch.clamp(batch_norm(z, p, "bn1"), 0, 6)
     y = batch_norm(F.conv2d(z, p["project.weight"]), p, "bn2")
     if net.residual:
         y = y + s
@@ -55,21 +61,69 @@ def kernel_rules(net, x):
     return {name: rule for name, rule in rules.items() if "conv2d" in name and not name.startswith("aotnn_pack")}
 
 
-# (channels, expanded, out channels, size, stride): expanded tensors above 1 MB; stride 1 with the
-# residual add, stride 2 on an odd size (the last band and the last tiles are partial)
-CASES = {"stride1_residual": (16, 96, 16, 56, 1), "stride2_odd": (16, 96, 24, 55, 2)}
+def _enclosing_loops(func) -> dict[str, list]:
+    """{block name: the loops around it, outermost first} of a scheduled kernel."""
+    found: dict[str, list] = {}
+
+    def walk(stmt, loops):
+        if isinstance(stmt, tirx.For):
+            walk(stmt.body, [*loops, stmt])
+        elif isinstance(stmt, tirx.SeqStmt):
+            for part in stmt.seq:
+                walk(part, loops)
+        elif isinstance(stmt, SBlockRealize):
+            found.setdefault(stmt.block.name_hint, loops)
+            walk(stmt.block.body, loops)
+            if stmt.block.init is not None:
+                walk(stmt.block.init, loops)
+        elif hasattr(stmt, "body") and isinstance(stmt.body, tirx.Stmt):
+            walk(stmt.body, loops)
+
+    walk(func.body, [])
+    return found
+
+
+def merged_kernel(net, x):
+    """The scheduled TIR of the one kernel the inverted_residual rule scheduled."""
+    kernels, target = _host_kernels(lambda v: net(v), [("x", x.shape, "float32")])
+    cpu = defaults.cpu_info(target)
+    scheduled = [defaults.schedule_with_rule(func, cpu, target) for func in kernels.functions.values()]
+    merged = [func for func, rule in scheduled if rule == "inverted_residual"]
+    assert len(merged) == 1, [rule for _, rule in scheduled]
+    return merged[0]
+
+
+def assert_rows_interleaved(func):
+    """Each expanded row is computed inside the loop over output rows, before their depthwise rows:
+    the expansion's and the depthwise's blocks share the loop just inside the parallel one."""
+    loops = _enclosing_loops(func)
+    expansion = next(loops[name] for name in loops if name.startswith("aotnn_conv2d") and name.endswith("_update"))
+    depthwise = next(loops[name] for name in loops if name.startswith("aotnn_dwconv2d") and name.endswith("_update"))
+    task = next(i for i, loop in enumerate(expansion) if loop.kind == tirx.ForKind.PARALLEL)
+    assert expansion[task].same_as(depthwise[task])
+    assert expansion[task + 1].same_as(depthwise[task + 1]), "the expansion is not inside the output-row loop"
+
+
+# (channels, expanded, out channels, size, stride, kernel, dilation): expanded tensors above 1 MB;
+# stride 1 with the residual add, stride 2 on an odd size (the last band and the last tiles are
+# partial), a 5x5 depthwise with stride 2 (each output row reads 5 expanded rows, 2 new ones) and a
+# dilated one (rows 2 apart: 5 rows spanned by 3 taps)
+CASES = {"stride1_residual": (16, 96, 16, 56, 1, 3, 1), "stride2_odd": (16, 96, 24, 55, 2, 3, 1),
+         "kernel5_stride2": (16, 96, 24, 56, 2, 5, 1), "dilated": (16, 96, 16, 56, 1, 3, 2)}
 
 
 @pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
 def test_merged_block_matches_torch(case):
-    channels, expanded, out_channels, size, stride = CASES[case]
-    net = randomize(InvertedResidual(channels, expanded, out_channels, stride), seed=len(case))
+    channels, expanded, out_channels, size, stride, kernel, dilation = CASES[case]
+    net = randomize(InvertedResidual(channels, expanded, out_channels, stride, kernel=kernel, dilation=dilation),
+                    seed=len(case))
     net.set_train(False)
     x = np.random.default_rng(5).standard_normal((1, 3, size, size)).astype(np.float32)
-    want, _ = reference(net, x, stride)
+    want, _ = reference(net, x, stride, kernel, dilation)
     assert_close(net(Tensor(x)), want)
     merged = [name for name, rule in kernel_rules(net, x).items() if rule == "inverted_residual"]
     assert len(merged) == 1 and "dwconv2d" in merged[0] and merged[0].count("aotnn_conv2d") == 2, kernel_rules(net, x)
+    assert_rows_interleaved(merged_kernel(net, x))
 
 
 # 20x20x96 floats (150 KB) stay in L2 between two kernels: nothing to gain by merging; a prime
