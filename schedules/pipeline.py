@@ -14,10 +14,11 @@ def fusing_passes(merge_blocks: bool = False) -> tvm.transform.Pass:
 
     Args:
         merge_blocks: also merge depthwise convolutions into the 1x1 convolutions that consume
-            them, and large 1x1 expansions into the depthwise kernels after them (CPU default
+            them, and 1x1 expansions into the depthwise kernels after them (CPU default
             schedules, see ``defaults/block_fusion.py``).
     """
-    merging = [block_fusion.merge_depthwise_pointwise_pass, block_fusion.merge_expand_pass] if merge_blocks else []
+    merging = [block_fusion.merge_depthwise_pointwise_pass, block_fusion.merge_expand_pass,
+               block_fusion.merge_expand_depthwise_pass] if merge_blocks else []
     return tvm.transform.Sequential([
         relax.transform.LegalizeOps(),
         relax.transform.AnnotateTIROpPattern(),

@@ -9,7 +9,10 @@ deep layers, too small to be worth a launch of their own, run spread over the co
 
 Where the tensor the block's 1x1 expand convolution writes would not fit in L2 (MobileNetV2's
 112x112 and 56x56 blocks), the expansion joins the kernel too (:func:`merge_expand`,
-``inverted_residual.py``): the expanded rows a task needs are computed in the task.
+``inverted_residual.py``): the expanded rows a task needs are computed in the task. Where the
+depthwise convolution stays apart from its projection (deep layers over small maps, whose
+projection weights are too big for row tasks), a flat 1x1 expansion before it joins it instead
+(:func:`merge_expand_depthwise`, ``expand_depthwise.py``): one task per block of channels.
 
 The merges happen between Relax's ``FuseOps`` and ``FuseTIR``: the two fused groups (the
 depthwise convolution with its epilogue, the 1x1 convolution with its epilogue) become one group,
@@ -23,7 +26,7 @@ import tvm
 from tvm import relax
 from tvm.s_tir import Schedule
 
-from .conv2d import CONV, DEPTHWISE, ROW_TASK_WEIGHT_BYTES, tile
+from .conv2d import CONV, DEPTHWISE, ROW_TASK_WEIGHT_BYTES, UNFLAT, tile
 from .inverted_residual import band_rows, expand_row_tile
 from .layout import static_shape
 
@@ -106,6 +109,35 @@ def _worth_merging_expand(mod: tvm.IRModule, func: relax.Function, consumer: rel
     except Exception:  # noqa: BLE001 - not the kernel conv2d.py emits
         return False
     return expand_row_tile(shape[2], planned) is not None
+
+
+def _worth_merging_into_depthwise(mod: tvm.IRModule, func: relax.Function, consumer: relax.Function) -> bool:
+    """Whether ``func`` is a plain 1x1 convolution group tiled flat (one task per block of output
+    channels, every pixel) and ``consumer`` a depthwise group without a 1x1 convolution whose
+    channel tiles fit in those blocks (``expand_depthwise.py`` schedules the result)."""
+    calls, consumer_calls = _primitive_calls(func), _primitive_calls(consumer)
+    if not calls or not _kernel_name(calls[0]).startswith(CONV):
+        return False
+    if not consumer_calls or not _kernel_name(consumer_calls[0]).startswith(DEPTHWISE):
+        return False
+    if any(_kernel_name(call).startswith(CONV) for call in consumer_calls[1:]):
+        return False
+    data, weight = calls[0].args[1].fields[:2]
+    w_shape, x_shape, out_shape = static_shape(weight), static_shape(data), static_shape(calls[0])
+    if w_shape is None or x_shape is None or out_shape is None or len(w_shape) != 5 or len(out_shape) != 4:
+        return False
+    blocks, kh, kw, _, oc_block = w_shape
+    if (kh, kw) != (1, 1) or x_shape[1:3] != out_shape[1:3] or blocks * oc_block != out_shape[3]:
+        return False  # not a 1x1 stride-1 convolution, or channels padded up to a whole block
+    try:
+        expansion = Schedule(mod[calls[0].args[0]])
+        depthwise = Schedule(mod[consumer_calls[0].args[0]])
+        expansion.get_sblock(UNFLAT)
+        c_block = tile(depthwise.get(depthwise.get_sblock(DEPTHWISE)), "oc")
+        planned = tile(expansion.get(expansion.get_sblock(CONV)), "oc")
+    except Exception:  # noqa: BLE001 - not the kernels conv2d.py emits, or not tiled flat
+        return False
+    return planned == oc_block and oc_block % c_block == 0
 
 
 def _merged(first: relax.Function, second: relax.Function, index: int) -> relax.Function:
@@ -212,6 +244,18 @@ def merge_depthwise_pointwise(mod: tvm.IRModule) -> tvm.IRModule:
     return _merge_pairs(mod, _pointwise_input, lambda first, _: _is_depthwise_group(first))
 
 
+def merge_expand_depthwise(mod: tvm.IRModule) -> tvm.IRModule:
+    """Merge each flat 1x1 convolution group into the depthwise group (not merged with a 1x1
+    projection) that alone consumes it (``expand_depthwise.py`` schedules the result).
+
+    Args:
+        mod: a module after :func:`merge_expand`.
+    Returns:
+        the module with the merged groups (unchanged where no pair qualifies).
+    """
+    return _merge_pairs(mod, _depthwise_input, lambda first, second: _worth_merging_into_depthwise(mod, first, second))
+
+
 @tvm.transform.module_pass(opt_level=0, name="aotnn.MergeDepthwisePointwise")
 def merge_depthwise_pointwise_pass(mod: tvm.IRModule, _ctx) -> tvm.IRModule:
     """:func:`merge_depthwise_pointwise` as a module pass (between FuseOps and FuseTIR)."""
@@ -222,3 +266,9 @@ def merge_depthwise_pointwise_pass(mod: tvm.IRModule, _ctx) -> tvm.IRModule:
 def merge_expand_pass(mod: tvm.IRModule, _ctx) -> tvm.IRModule:
     """:func:`merge_expand` as a module pass (after the depthwise/1x1 merge)."""
     return merge_expand(mod)
+
+
+@tvm.transform.module_pass(opt_level=0, name="aotnn.MergeExpandDepthwise")
+def merge_expand_depthwise_pass(mod: tvm.IRModule, _ctx) -> tvm.IRModule:
+    """:func:`merge_expand_depthwise` as a module pass (after the expand merge)."""
+    return merge_expand_depthwise(mod)
