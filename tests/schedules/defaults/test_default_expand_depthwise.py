@@ -1,5 +1,6 @@
 """A flat 1x1 expansion merged with the depthwise convolution that alone reads it
-(block_fusion.merge_expand_depthwise + expand_depthwise) against PyTorch, and where they stay apart."""
+(block_fusion.merge_expand_depthwise + expand_depthwise) against PyTorch, and where they stay apart
+(an expansion read twice: test_default_inverted_residual.py)."""
 import numpy as np
 import pytest
 
@@ -26,17 +27,6 @@ def test_merged_expansion_and_depthwise_match_torch(case):
     merged = [name for name, rule in rules.items() if rule == "expand_depthwise"]
     assert len(merged) == 1 and "aotnn_conv2d" in merged[0] and "dwconv2d" in merged[0], rules
     assert not any("dwconv2d" in name for name in rules if name != merged[0]), rules  # no depthwise kernel of its own
-
-
-def test_expansion_read_twice_stays_apart():
-    net = randomize(InvertedResidual(160, 960, 160, 1, reuse=True), seed=9)
-    net.set_train(False)
-    x = np.random.default_rng(4).standard_normal((1, 3, 7, 7)).astype(np.float32)
-    want, e = reference(net, x, 1)
-    y, doubled = net(Tensor(x))
-    assert_close(y, want)
-    assert_close(doubled, e * 2.0)
-    assert "expand_depthwise" not in kernel_rules(net, x).values()
 
 
 def test_expansion_tiled_by_rows_stays_apart():

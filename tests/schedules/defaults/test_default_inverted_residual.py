@@ -147,12 +147,15 @@ def test_row_tiles_and_bands_must_divide_the_rows():
     assert band_rows(53, 53, 53 * 96 * 4) is None  # a prime row count: bands of one row only
 
 
-def test_expansion_used_twice_is_not_merged():
-    net = randomize(InvertedResidual(16, 96, 16, 1, reuse=True), seed=4)
+# a 56x56 block (the whole-block merge) and a 7x7 deep one (the expansion/depthwise merge)
+@pytest.mark.parametrize("channels, expanded, size", [(16, 96, 56), (160, 960, 7)], ids=["56x56", "7x7"])
+def test_expansion_used_twice_is_not_merged(channels, expanded, size):
+    net = randomize(InvertedResidual(channels, expanded, channels, 1, reuse=True), seed=4)
     net.set_train(False)
-    x = np.random.default_rng(7).standard_normal((1, 3, 56, 56)).astype(np.float32)
+    x = np.random.default_rng(7).standard_normal((1, 3, size, size)).astype(np.float32)
     want, e = reference(net, x, 1)
     y, doubled = net(Tensor(x))
     assert_close(y, want)
     assert_close(doubled, e * 2.0)
-    assert "inverted_residual" not in kernel_rules(net, x).values()
+    rules = kernel_rules(net, x).values()
+    assert "inverted_residual" not in rules and "expand_depthwise" not in rules
