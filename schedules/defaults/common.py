@@ -48,6 +48,12 @@ def root_blocks(sch: Schedule) -> list:
     return list(sch.get_child_blocks(root))
 
 
+def named_blocks(sch: Schedule, prefix: str) -> list:
+    """The root blocks called ``prefix`` or ``prefix`` plus FuseTIR's numeric suffix, in order."""
+    return [block for block in root_blocks(sch)
+            if (name := block_name(sch, block)) == prefix or (name.startswith(prefix) and name[len(prefix):].isdigit())]
+
+
 def single_reduction_block(sch: Schedule):
     """The kernel's only reduction block at the root, or None when it has none or several."""
     reductions = [b for b in root_blocks(sch) if is_reduction(sch, b)]

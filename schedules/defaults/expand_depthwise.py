@@ -20,19 +20,15 @@ from . import common, weight_prefetch
 from .conv2d import CLAMP, CONV, DEPTHWISE, DW_OUT, OUT, PAD, UNFLAT, tile
 from .cpu import CpuInfo
 from .dw_pointwise import fold_epilogue, tile_depthwise_row, tile_row
-from .tir_rewrite import replace_first
-
-
-def _order(sch: Schedule) -> list[str]:
-    return [common.block_name(sch, block) for block in common.root_blocks(sch)]
+from .tir_rewrite import replace_first, with_loop_body
 
 
 def matches(sch: Schedule) -> bool:
     """One flat 1x1 convolution, then (after its write-back) a depthwise convolution."""
-    names = _order(sch)
-    convs = [n for n in names if n == CONV or (n.startswith(CONV) and n[len(CONV):].isdigit())]
+    names = [common.block_name(sch, block) for block in common.root_blocks(sch)]
+    convs = common.named_blocks(sch, CONV)
     return (len(convs) == 1 and DEPTHWISE in names and UNFLAT in names
-            and names.index(convs[0]) < names.index(UNFLAT) < names.index(DEPTHWISE))
+            and names.index(common.block_name(sch, convs[0])) < names.index(UNFLAT) < names.index(DEPTHWISE))
 
 
 def schedule(sch: Schedule, cpu: CpuInfo) -> Schedule | None:
@@ -44,7 +40,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> Schedule | None:
     dw, dw_out = common.find_block(sch, DEPTHWISE), common.find_block(sch, DW_OUT)
     if conv is None or out is None or dw is None or dw_out is None:
         raise common.NotScheduled("expansion/depthwise kernel without its stages")
-    for clamp in [b for b in common.root_blocks(sch) if common.block_name(sch, b).startswith(CLAMP)]:
+    for clamp in common.named_blocks(sch, CLAMP):
         sch.compute_inline(clamp)
     # the expansion's epilogue (back to rows, clamps) into its write-back; the depthwise reads it in place
     fold_epilogue(sch, out, stop=(PAD, DEPTHWISE))
@@ -105,7 +101,7 @@ def fuse_task_loops(func: tirx.PrimFunc, first: tirx.Var, second: tirx.Var) -> t
                         and int(a.extent) == int(b.extent) and int(a.min) == int(b.min) == 0):
                     return None
                 body = tirx.SeqStmt([a.body, tirx.LetStmt(second, a.loop_var), b.body])
-                merged = tirx.For(a.loop_var, a.min, a.extent, a.kind, body, a.thread_binding, a.annotations)
+                merged = with_loop_body(a, body)
                 rest = parts[:index] + [merged] + parts[index + 2:]
                 return rest[0] if len(rest) == 1 else tirx.SeqStmt(rest)
         return None

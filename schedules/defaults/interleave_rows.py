@@ -14,7 +14,7 @@ from __future__ import annotations
 from tvm import sym, tirx
 from tvm.s_tir import SBlock
 
-from .tir_rewrite import replace_first
+from .tir_rewrite import find_loop, replace_loop, with_loop_body
 
 
 def row_window(block: SBlock, buffer: tirx.Buffer, row: tirx.Var, tap: tirx.Var, taps: int) -> tuple[int, int] | None:
@@ -33,22 +33,6 @@ def row_window(block: SBlock, buffer: tirx.Buffer, row: tirx.Var, tap: tirx.Var,
     return None
 
 
-def _find_loop(stmt, var: tirx.Var) -> tirx.For | None:
-    if isinstance(stmt, tirx.For):
-        return stmt if stmt.loop_var.same_as(var) else _find_loop(stmt.body, var)
-    if isinstance(stmt, tirx.SeqStmt):
-        return next((found for part in stmt.seq if (found := _find_loop(part, var)) is not None), None)
-    return None
-
-
-def _replace_loop(stmt, var: tirx.Var, make):
-    return replace_first(stmt, lambda node: make(node) if isinstance(node, tirx.For) and node.loop_var.same_as(var) else None)
-
-
-def _with_body(loop: tirx.For, body) -> tirx.For:
-    return tirx.For(loop.loop_var, loop.min, loop.extent, loop.kind, body, loop.thread_binding, loop.annotations)
-
-
 def interleave_expansion(func: tirx.PrimFunc, task: tirx.Var, row: tirx.Var, expanded_row: tirx.Var,
                          stride: int, window: int) -> tirx.PrimFunc | None:
     """``func`` with the loop over ``expanded_row`` moved into the loop over output ``row``.
@@ -58,11 +42,11 @@ def interleave_expansion(func: tirx.PrimFunc, task: tirx.Var, row: tirx.Var, exp
     output row ``r`` must read expanded rows ``stride * r`` to ``stride * r + window - 1``.
     Returns None where the function is not built that way.
     """
-    task_loop = _find_loop(func.body.block.body if hasattr(func.body, "block") else func.body, task)
+    task_loop = find_loop(func.body, task)
     if task_loop is None or not isinstance(task_loop.body, tirx.SeqStmt) or len(task_loop.body.seq) != 2:
         return None
     expansion, rows = task_loop.body.seq
-    expanded_loop = _find_loop(expansion, expanded_row)
+    expanded_loop = find_loop(expansion, expanded_row)
     if expanded_loop is None or not isinstance(rows, tirx.For) or not rows.loop_var.same_as(row):
         return None
     if not isinstance(rows.extent, tirx.IntImm) or not isinstance(expanded_loop.extent, tirx.IntImm):
@@ -80,6 +64,6 @@ def interleave_expansion(func: tirx.PrimFunc, task: tirx.Var, row: tirx.Var, exp
         binding = tirx.LetStmt(expanded_row, start + new_row)
         return tirx.For(new_row, tirx.const(0, dtype), count, tirx.ForKind.SERIAL, tirx.SeqStmt([binding, loop.body]))
 
-    moved = _replace_loop(expansion, expanded_row, new_rows_only)
-    interleaved = _with_body(task_loop, _with_body(rows, tirx.SeqStmt([moved, rows.body])))
-    return func.with_body(_replace_loop(func.body, task, lambda _: interleaved))
+    moved = replace_loop(expansion, expanded_row, new_rows_only)
+    interleaved = with_loop_body(task_loop, with_loop_body(rows, tirx.SeqStmt([moved, rows.body])))
+    return func.with_body(replace_loop(func.body, task, lambda _: interleaved))

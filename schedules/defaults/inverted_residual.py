@@ -43,18 +43,8 @@ def band_rows(rows: int, expanded_rows: int, row_bytes: int) -> int | None:
     return band if 2 * band >= wanted else None
 
 
-def _named(sch: Schedule, prefix: str) -> list:
-    """The root blocks called ``prefix`` or ``prefix`` plus FuseTIR's numeric suffix, in order."""
-    blocks = []
-    for block in common.root_blocks(sch):
-        name = common.block_name(sch, block)
-        if name == prefix or (name.startswith(prefix) and name[len(prefix):].isdigit()):
-            blocks.append(block)
-    return blocks
-
-
 def matches(sch: Schedule) -> bool:
-    return len(_named(sch, CONV)) == 2 and common.find_block(sch, DEPTHWISE) is not None
+    return len(common.named_blocks(sch, CONV)) == 2 and common.find_block(sch, DEPTHWISE) is not None
 
 
 def schedule(sch: Schedule, cpu: CpuInfo) -> Schedule | None:
@@ -63,13 +53,13 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> Schedule | None:
 
     Returns a new schedule where the expansion was interleaved with the output rows (see
     ``interleave_rows``), else None (``sch`` holds the result: the band expanded first)."""
-    expand, project = _named(sch, CONV)
-    expand_out, project_out = _named(sch, OUT)
+    expand, project = common.named_blocks(sch, CONV)
+    expand_out, project_out = common.named_blocks(sch, OUT)
     dw, dw_out = common.find_block(sch, DEPTHWISE), common.find_block(sch, DW_OUT)
     pad = common.find_block(sch, PAD)
     if dw_out is None or pad is None:
         raise common.NotScheduled("inverted residual without its depthwise stages")
-    for clamp in _named(sch, CLAMP):
+    for clamp in common.named_blocks(sch, CLAMP):
         sch.compute_inline(clamp)
     # expand epilogue into the expand write-back; the padding read in place by the depthwise taps
     fold_epilogue(sch, expand_out, stop=(PAD,))

@@ -27,8 +27,7 @@ def replace_first(stmt, change: Callable):
         return replaced
     if isinstance(stmt, tirx.For):
         body = replace_first(stmt.body, change)
-        return None if body is None else tirx.For(stmt.loop_var, stmt.min, stmt.extent, stmt.kind, body,
-                                                  stmt.thread_binding, stmt.annotations)
+        return None if body is None else with_loop_body(stmt, body)
     if isinstance(stmt, tirx.SeqStmt):
         parts = list(stmt.seq)
         for index, part in enumerate(parts):
@@ -40,4 +39,25 @@ def replace_first(stmt, change: Callable):
     if isinstance(stmt, SBlockRealize):
         body = replace_first(stmt.block.body, change)
         return None if body is None else SBlockRealize(stmt.iter_values, stmt.predicate, with_block(stmt.block, body=body))
+    return None
+
+
+def with_loop_body(loop: tirx.For, body) -> tirx.For:
+    """``loop`` with ``body`` as its body (same variable, range, kind and annotations)."""
+    return tirx.For(loop.loop_var, loop.min, loop.extent, loop.kind, body, loop.thread_binding, loop.annotations)
+
+
+def replace_loop(stmt, var: tirx.Var, make: Callable):
+    """``stmt`` with the loop over ``var`` replaced by ``make(loop)``; None if there is none."""
+    return replace_first(stmt, lambda node: make(node) if isinstance(node, tirx.For) and node.loop_var.same_as(var) else None)
+
+
+def find_loop(stmt, var: tirx.Var) -> tirx.For | None:
+    """The loop over ``var`` in ``stmt`` (through loops, sequences and blocks), or None."""
+    if isinstance(stmt, tirx.For):
+        return stmt if stmt.loop_var.same_as(var) else find_loop(stmt.body, var)
+    if isinstance(stmt, tirx.SeqStmt):
+        return next((found for part in stmt.seq if (found := find_loop(part, var)) is not None), None)
+    if isinstance(stmt, SBlockRealize):
+        return find_loop(stmt.block.body, var)
     return None

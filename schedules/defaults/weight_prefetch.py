@@ -12,7 +12,7 @@ import math
 
 from tvm import tirx
 
-from .tir_rewrite import replace_first
+from .tir_rewrite import replace_loop, with_loop_body
 
 
 def prefetch_next_block(func: tirx.PrimFunc, weight: tirx.Buffer, task: tirx.Var, walk: tirx.Var,
@@ -52,10 +52,4 @@ def prefetch_next_block(func: tirx.PrimFunc, weight: tirx.Buffer, task: tirx.Var
 
 def _with_prefetch(stmt, walk: tirx.Var, prefetch):
     """``stmt`` with ``prefetch`` first in the body of the loop over ``walk``; None if not found."""
-    def change(node):
-        if isinstance(node, tirx.For) and node.loop_var.same_as(walk):
-            return tirx.For(node.loop_var, node.min, node.extent, node.kind, tirx.SeqStmt([prefetch, node.body]),
-                            node.thread_binding, node.annotations)
-        return None
-
-    return replace_first(stmt, change)
+    return replace_loop(stmt, walk, lambda loop: with_loop_body(loop, tirx.SeqStmt([prefetch, loop.body])))
