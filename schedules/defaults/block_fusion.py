@@ -9,7 +9,9 @@ deep layers, too small to be worth a launch of their own, run spread over the co
 
 Where the tensor the block's 1x1 expand convolution writes would not fit in L2 (MobileNetV2's
 112x112 and 56x56 blocks), the expansion joins the kernel too (:func:`merge_expand`,
-``inverted_residual.py``): the expanded rows a task needs are computed in the task. Where the
+``inverted_residual.py``): the expanded rows a task needs are computed in the task. A stem
+convolution before a block without expansion (MobileNetV2's first 3x3 convolution, 1.6 MB read
+back by block 1's depthwise convolution) joins it the same way. Where the
 depthwise convolution stays apart from its projection (deep layers over small maps, whose
 projection weights are too big for row tasks), a flat 1x1 expansion before it joins it instead
 (:func:`merge_expand_depthwise`, ``expand_depthwise.py``): one task per block of channels.
@@ -89,10 +91,24 @@ def _depthwise_input(func: relax.Function) -> int | None:
     return _param_index(func, calls[0].args[1].fields[0])
 
 
+def _row_task_convolution(func: relax.Function) -> bool:
+    """Whether ``func`` is a convolution group whose weights a row task may read whole: a 1x1
+    expansion, or a stem convolution over the image."""
+    calls = _primitive_calls(func)
+    if not calls or not _kernel_name(calls[0]).startswith(CONV):
+        return False
+    w_shape, out_shape = static_shape(calls[0].args[1].fields[1]), static_shape(calls[0])
+    if w_shape is None or out_shape is None or len(w_shape) != 5 or len(out_shape) != 4:
+        return False
+    _, kh, kw, ic, _ = w_shape
+    return kh * kw * ic * out_shape[3] * 4 <= ROW_TASK_WEIGHT_BYTES
+
+
 def _worth_merging_expand(mod: tvm.IRModule, func: relax.Function, consumer: relax.Function) -> bool:
-    """Whether ``func`` is a plain 1x1 convolution group whose result would not fit in L2 and
-    whose rows ``inverted_residual.py`` can tile and cut into bands of ``consumer``'s rows."""
-    if _pointwise_input(func) is None:
+    """Whether ``func`` is a plain convolution group (a 1x1 expansion, or a stem convolution)
+    whose result would not fit in L2 and whose rows ``inverted_residual.py`` can tile and cut
+    into bands of ``consumer``'s rows."""
+    if not _row_task_convolution(func):
         return False
     shape = static_shape(func.body.body)
     if shape is None or 4 * math.prod(shape) < EXPAND_MERGE_MIN_BYTES:  # float32: the only dtype rewritten

@@ -159,3 +159,38 @@ def test_expansion_used_twice_is_not_merged(channels, expanded, size):
     assert_close(doubled, e * 2.0)
     rules = kernel_rules(net, x).values()
     assert "inverted_residual" not in rules and "expand_depthwise" not in rules
+
+
+class StemBlock(nn.Cell):
+    """MobileNetV2's first layers: a 3x3 stride-2 stem convolution + BN + ReLU6 over the image, then
+    block 1 (no expansion): depthwise 3x3 + BN + ReLU6, project 1x1 + BN."""
+
+    def __init__(self, channels, out_channels):
+        super().__init__()
+        self.stem = nn.Conv2d(3, channels, 3, 2, pad_mode="pad", padding=1)
+        self.bn0 = nn.BatchNorm2d(channels)
+        self.depthwise = nn.Conv2d(channels, channels, 3, pad_mode="pad", padding=1, group=channels)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.project = nn.Conv2d(channels, out_channels, 1)
+        self.bn2 = nn.BatchNorm2d(out_channels)
+
+    def construct(self, x):
+        s = ops.clip_by_value(self.bn0(self.stem(x)), 0.0, 6.0)
+        z = ops.clip_by_value(self.bn1(self.depthwise(s)), 0.0, 6.0)
+        return self.bn2(self.project(z))
+
+
+def test_stem_convolution_joins_the_first_block():
+    # 96x96x32 floats (1.2 MB) between the stem and block 1: the stem takes the expansion's place,
+    # its padded input strip copied per row (the image is NCHW: read in place by the copy)
+    net = randomize(StemBlock(32, 16), seed=11)
+    net.set_train(False)
+    x = np.random.default_rng(8).standard_normal((1, 3, 192, 192)).astype(np.float32)
+    p = torch_params(net)
+    s = torch.clamp(batch_norm(F.conv2d(t(x), p["stem.weight"], None, 2, 1), p, "bn0"), 0, 6)
+    z = torch.clamp(batch_norm(F.conv2d(s, p["depthwise.weight"], None, 1, 1, 1, 32), p, "bn1"), 0, 6)
+    want = batch_norm(F.conv2d(z, p["project.weight"]), p, "bn2")
+    assert_close(net(Tensor(x)), want)
+    rules = kernel_rules(net, x)
+    assert list(rules.values()) == ["inverted_residual"], rules
+    assert_rows_interleaved(merged_kernel(net, x))
