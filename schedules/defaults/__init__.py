@@ -25,7 +25,7 @@ import tvm
 from tvm import tirx
 from tvm.s_tir import Schedule
 
-from . import conv2d, dense, dw_pointwise, elementwise, expand_depthwise, fallback, fastmath, int8, inverted_residual, layout, matmul, recurrent, reduction, winograd
+from . import common, conv2d, dense, dw_pointwise, elementwise, expand_depthwise, fallback, fastmath, int8, inverted_residual, layout, matmul, recurrent, reduction, winograd
 from .cpu import CpuInfo, cpu_info
 
 __all__ = ["apply_default_schedules", "rewrite_relax", "schedule_func", "schedule_with_rule", "CpuInfo", "cpu_info"]
@@ -71,8 +71,16 @@ def schedule_with_rule(func: tirx.PrimFunc, cpu: CpuInfo,
             if not rule.matches(sch):
                 continue
             sch = rule.schedule(sch, cpu) or sch
-        except Exception as err:  # noqa: BLE001 - a rule that fails falls through to the next
+        except common.NotScheduled as err:  # the rule declines: the next one applies
             _LOG.debug("%s does not schedule this kernel: %s", rule.__name__, err)
+            continue
+        except Exception as err:  # noqa: BLE001 - a rule that breaks falls through to the next
+            # which is correct but may be many times slower (a merged block under a generic
+            # schedule ran MobileNetV2 6x slower): say so
+            name = func.attrs["global_symbol"] if func.attrs is not None and "global_symbol" in func.attrs else "a kernel"
+            _LOG.warning("schedule rule %s failed on %s (%s: %s); a more generic rule schedules it, possibly "
+                         "much slower", rule.__name__.rsplit(".", 1)[-1], name, type(err).__name__,
+                         str(err).splitlines()[0] if str(err) else "")
             continue
         scheduled = sch.mod["main"]
         if _lowers(scheduled, target):

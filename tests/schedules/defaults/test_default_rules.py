@@ -59,6 +59,32 @@ def test_failing_rule_leaves_the_kernel_as_it_was(monkeypatch):
     assert rule is None and scheduled.same_as(func)
 
 
+class _DecliningRule(_BrokenRule):
+    __name__ = "declining"
+
+    @staticmethod
+    def schedule(sch, cpu):
+        raise defaults.common.NotScheduled("not this kernel's shape")
+
+
+def test_a_rule_that_breaks_is_reported_and_one_that_declines_is_not(monkeypatch, caplog):
+    target = tvm.target.Target({"kind": "llvm", "mcpu": "znver3"})
+    for rule, warned in ((_BrokenRule, True), (_DecliningRule, False)):
+        monkeypatch.setattr(defaults, "SCHEDULE_RULES", (rule, *_RULES))
+        caplog.clear()
+        with caplog.at_level("WARNING", logger="schedules.defaults"):
+            scheduled, used = defaults.schedule_with_rule(_elementwise_func(), cpu_info(target), target)
+        assert used == "elementwise" and "T.vectorized" in scheduled.script()  # the next rule's schedule
+        messages = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+        if warned:
+            assert len(messages) == 1 and "BrokenRule" in messages[0] and "this rule always fails" in messages[0]
+        else:
+            assert messages == []
+
+
+_RULES = defaults.SCHEDULE_RULES
+
+
 def test_failing_relax_rule_compiles_the_graph_unrewritten(monkeypatch, tmp_path):
     def broken(rw, var, call):
         if call.op.name == "relax.nn.conv2d":
