@@ -1,8 +1,8 @@
 """A whole inverted-residual block in one kernel: 1x1 expand, depthwise, 1x1 project.
 
 ``block_fusion.merge_expand`` merges the expand convolution into the depthwise/1x1 kernel where
-the expanded tensor would not fit in a core's L2 (MobileNetV2's 112x112 and 56x56 blocks: 1.8 to
-4.8 MB written by one kernel and read back by the next). Here each task takes a band of output
+the expanded tensor would not fit in a core's L2 (MobileNetV2's 112x112, 56x56 and 28x28 blocks:
+0.6 to 4.8 MB written by one kernel and read back by the next). Here each task takes a band of output
 rows: it expands the input rows the band needs into a buffer of its own (a few hundred KB, kept
 in L2), then computes each output row's depthwise row and projects it, as ``dw_pointwise.py``
 does. Neighbouring bands share a row or two of the expansion, which both compute. Each expanded

@@ -104,12 +104,13 @@ def assert_rows_interleaved(func):
     assert expansion[task + 1].same_as(depthwise[task + 1]), "the expansion is not inside the output-row loop"
 
 
-# (channels, expanded, out channels, size, stride, kernel, dilation): expanded tensors above 1 MB;
+# (channels, expanded, out channels, size, stride, kernel, dilation): expanded tensors above 512 KB;
 # stride 1 with the residual add, stride 2 on an odd size (the last band and the last tiles are
 # partial), a 5x5 depthwise with stride 2 (each output row reads 5 expanded rows, 2 new ones) and a
 # dilated one (rows 2 apart: 5 rows spanned by 3 taps)
 CASES = {"stride1_residual": (16, 96, 16, 56, 1, 3, 1), "stride2_odd": (16, 96, 24, 55, 2, 3, 1),
-         "kernel5_stride2": (16, 96, 24, 56, 2, 5, 1), "dilated": (16, 96, 16, 56, 1, 3, 2)}
+         "kernel5_stride2": (16, 96, 24, 56, 2, 5, 1), "dilated": (16, 96, 16, 56, 1, 3, 2),
+         "28x28_588KB": (32, 192, 32, 28, 1, 3, 1)}
 
 
 @pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
@@ -165,11 +166,11 @@ class StemBlock(nn.Cell):
     """MobileNetV2's first layers: a 3x3 stride-2 stem convolution + BN + ReLU6 over the image, then
     block 1 (no expansion): depthwise 3x3 + BN + ReLU6, project 1x1 + BN."""
 
-    def __init__(self, channels, out_channels):
+    def __init__(self, channels, out_channels, stride=1):
         super().__init__()
         self.stem = nn.Conv2d(3, channels, 3, 2, pad_mode="pad", padding=1)
         self.bn0 = nn.BatchNorm2d(channels)
-        self.depthwise = nn.Conv2d(channels, channels, 3, pad_mode="pad", padding=1, group=channels)
+        self.depthwise = nn.Conv2d(channels, channels, 3, stride, pad_mode="pad", padding=1, group=channels)
         self.bn1 = nn.BatchNorm2d(channels)
         self.project = nn.Conv2d(channels, out_channels, 1)
         self.bn2 = nn.BatchNorm2d(out_channels)
@@ -180,15 +181,17 @@ class StemBlock(nn.Cell):
         return self.bn2(self.project(z))
 
 
-def test_stem_convolution_joins_the_first_block():
-    # 96x96x32 floats (1.2 MB) between the stem and block 1: the stem takes the expansion's place,
-    # its padded input strip copied per row (the image is NCHW: read in place by the copy)
-    net = randomize(StemBlock(32, 16), seed=11)
+# 96x96x32 floats (1.2 MB) between the stem and block 1: the stem takes the expansion's place, its
+# padded input strip copied per row (the image is NCHW: read in place by the copy); block 1 as in
+# MobileNetV2 (stride 1) and with a stride-2 depthwise (two new stem rows per output row)
+@pytest.mark.parametrize("stride", [1, 2], ids=["stride1", "stride2"])
+def test_stem_convolution_joins_the_first_block(stride):
+    net = randomize(StemBlock(32, 16, stride), seed=11)
     net.set_train(False)
     x = np.random.default_rng(8).standard_normal((1, 3, 192, 192)).astype(np.float32)
     p = torch_params(net)
     s = torch.clamp(batch_norm(F.conv2d(t(x), p["stem.weight"], None, 2, 1), p, "bn0"), 0, 6)
-    z = torch.clamp(batch_norm(F.conv2d(s, p["depthwise.weight"], None, 1, 1, 1, 32), p, "bn1"), 0, 6)
+    z = torch.clamp(batch_norm(F.conv2d(s, p["depthwise.weight"], None, stride, 1, 1, 32), p, "bn1"), 0, 6)
     want = batch_norm(F.conv2d(z, p["project.weight"]), p, "bn2")
     assert_close(net(Tensor(x)), want)
     rules = kernel_rules(net, x)
