@@ -79,12 +79,12 @@ def inline_producers(sch: Schedule, block, keep=()) -> None:
     pending = list(sch.get_producers(block))
     while pending:
         producer = pending.pop()
-        if block_name(sch, producer) in keep_names:
-            continue
-        upstream = list(sch.get_producers(producer))
-        try:
+        try:  # a producer reached twice (a diamond) is gone after its first inlining
+            if block_name(sch, producer) in keep_names:
+                continue
+            upstream = list(sch.get_producers(producer))
             sch.compute_inline(producer)
-        except Exception:
+        except Exception:  # noqa: BLE001 - refused, or already inlined
             continue
         pending.extend(upstream)
 

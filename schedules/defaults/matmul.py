@@ -81,6 +81,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
         common.accumulate_in_registers(sch, block)
         out = consumers[0]
         common.inline_consumers(sch, out)
+        common.inline_producers(sch, out)  # the epilogue's other inputs (a bias cast) must follow it into the tile
     else:
         out = sch.cache_write(block, 0, "global")  # a register tile: see common.accumulate_in_registers
     sch.reverse_compute_at(out, j_outer, preserve_unit_loops=True)

@@ -7,7 +7,7 @@ from tvm import te
 
 import schedules.defaults as defaults
 from aotnn import Tensor, nn
-from default_schedule_helpers import assert_close, t
+from default_schedule_helpers import assert_close, rules_used, t
 from schedules.defaults import cpu_info
 
 
@@ -114,3 +114,36 @@ def test_kernels_with_bool_intermediates_compile_and_compute():
     x = np.linspace(0.2, 5.0, 8, dtype=np.float32)
     expected = float((special.gammainc(a.astype(np.float64), x.astype(np.float64)) * weights).sum())
     assert abs(float(Weighted()(Tensor(a), Tensor(x)).asnumpy()) - expected) < 1e-4 * abs(expected)
+
+
+def test_reduction_whose_producers_form_a_diamond_is_scheduled():
+    """``d = where(a > 1, a, exp(a))`` reads ``a`` twice (directly and through ``exp``): inlining
+    the producers reaches ``a`` twice; the reduction rule used to break on the second visit."""
+    x = te.placeholder((3, 4, 5), name="x")
+    a = te.compute((3, 4, 5), lambda i, j, k: x[i, j, k] - 0.5, name="a")
+    e = te.compute((3, 4, 5), lambda i, j, k: te.exp(a[i, j, k]), name="e")
+    d = te.compute((3, 4, 5), lambda i, j, k: te.if_then_else(a[i, j, k] > 1.0, a[i, j, k], e[i, j, k]), name="d")
+    r = te.reduce_axis((0, 4), "r")
+    total = te.compute((3, 5), lambda i, k: te.sum(d[i, r, k], axis=r), name="total")
+    target = tvm.target.Target({"kind": "llvm", "mcpu": "znver3", "num-cores": 2})
+    func, rule = defaults.schedule_with_rule(te.create_prim_func([x, total]), cpu_info(target), target)
+    assert rule == "reduction"
+    data = np.random.default_rng(3).standard_normal((3, 4, 5)).astype(np.float32)
+    out = np.empty((3, 5), np.float32)
+    tvm.compile(tvm.IRModule({"main": func}), target=target)["main"](tvm.runtime.tensor(data), tvm_out := tvm.runtime.tensor(out))
+    a_ref = data - 0.5
+    np.testing.assert_allclose(tvm_out.numpy(), np.where(a_ref > 1.0, a_ref, np.exp(a_ref)).sum(axis=1), rtol=1e-5)
+
+
+def test_float16_dense_keeps_its_matmul_schedule():
+    """A float16 Dense casts its bias inside the kernel; the epilogue that adds it follows the
+    register tiles only once that cast is inlined (the matmul rule broke on it before)."""
+    import aotnn
+
+    rng = np.random.default_rng(4)
+    weight, bias, x = (rng.standard_normal(s).astype(np.float32) for s in ((16, 24), (16,), (8, 24)))
+    net = nn.Dense(24, 16, weight_init=Tensor(weight), bias_init=Tensor(bias)).to_float(aotnn.float16)
+    rules = rules_used(lambda v: net(v), [("x", x.shape, "float16")])
+    assert [rule for name, rule in rules.items() if "matmul" in name] == ["matmul"], rules
+    out = net(Tensor(x.astype(np.float16))).asnumpy().astype(np.float32)
+    np.testing.assert_allclose(out, F.linear(t(x), t(weight), t(bias)).numpy(), atol=3e-2, rtol=1e-2)
