@@ -63,10 +63,11 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> Schedule | None:
     o_outer, walk = sch.get_loops(conv)[2:4]
     task = sch.fuse(b, i, o_outer)
 
-    # the depthwise convolution: one task per block of the same channels, over every row
+    # the depthwise convolution: one task per image and block of the same channels, over every row
     db, di, dj, dc, *dtaps = sch.get_loops(dw)
-    d_task, d_channels = sch.split(dc, [None, oc_block])
-    sch.reorder(d_task, db, di, dj, d_channels, *dtaps)
+    d_blocks, d_channels = sch.split(dc, [None, oc_block])
+    sch.reorder(db, d_blocks, di, dj, d_channels, *dtaps)
+    d_task = sch.fuse(db, d_blocks)  # the expansion's task order: image, then channel block
     taps = tile_depthwise_row(sch, dw, dw_out, lanes)
 
     if common.extent(sch, task) != common.extent(sch, d_task):

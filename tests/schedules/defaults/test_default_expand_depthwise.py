@@ -11,16 +11,18 @@ from default_schedule_helpers import assert_close, randomize
 from test_default_inverted_residual import InvertedResidual, kernel_rules, reference
 
 
-# (channels, expanded, out channels, size, stride): MobileNetV2's 7x7 blocks and its 14x14 -> 7x7 one
-CASES = {"7x7_stride1": (160, 960, 160, 7, 1), "14x14_stride2": (96, 576, 160, 14, 2)}
+# (channels, expanded, out channels, size, stride, batch): MobileNetV2's 7x7 blocks and its 14x14 -> 7x7
+# one; a batch of two (tasks run over images, then channel blocks, in both halves of the kernel)
+CASES = {"7x7_stride1": (160, 960, 160, 7, 1, 1), "14x14_stride2": (96, 576, 160, 14, 2, 1),
+         "7x7_batch2": (160, 960, 160, 7, 1, 2)}
 
 
 @pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
 def test_merged_expansion_and_depthwise_match_torch(case):
-    channels, expanded, out_channels, size, stride = CASES[case]
+    channels, expanded, out_channels, size, stride, batch = CASES[case]
     net = randomize(InvertedResidual(channels, expanded, out_channels, stride), seed=size)
     net.set_train(False)
-    x = np.random.default_rng(3).standard_normal((1, 3, size, size)).astype(np.float32)
+    x = np.random.default_rng(3).standard_normal((batch, 3, size, size)).astype(np.float32)
     want, _ = reference(net, x, stride)
     assert_close(net(Tensor(x)), want)
     rules = kernel_rules(net, x)
