@@ -69,18 +69,14 @@ def _param_index(func: relax.Function, value: relax.Expr) -> int | None:
 
 
 def _pointwise_input(func: relax.Function) -> int | None:
-    """Index of the parameter that a 1x1, stride-1 convolution group convolves, or None."""
-    calls = _primitive_calls(func)
-    if not calls or not _kernel_name(calls[0]).startswith(CONV):
+    """Index of the parameter that a 1x1, stride-1 convolution group convolves, where a row task
+    may read its weights whole; None otherwise."""
+    if not _row_task_convolution(func):
         return None
-    data, weight = calls[0].args[1].fields[:2]
-    w_shape, x_shape, out_shape = static_shape(weight), static_shape(data), static_shape(calls[0])
-    if w_shape is None or x_shape is None or out_shape is None or len(w_shape) != 5:
-        return None
-    _, kh, kw, ic, _ = w_shape
-    if (kh, kw) != (1, 1) or x_shape[1:3] != out_shape[1:3]:
-        return None
-    if ic * out_shape[3] * 4 > ROW_TASK_WEIGHT_BYTES:  # every row task reads all of them
+    call = _primitive_calls(func)[0]
+    data, weight = call.args[1].fields[:2]
+    x_shape, out_shape = static_shape(data), static_shape(call)
+    if x_shape is None or tuple(static_shape(weight)[1:3]) != (1, 1) or x_shape[1:3] != out_shape[1:3]:
         return None
     return _param_index(func, data)
 

@@ -63,7 +63,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> Schedule | None:
     dw, dw_out = common.find_block(sch, DEPTHWISE), common.find_block(sch, DW_OUT)
     pad, expansion_pad = None, None  # the depthwise's padding; a stem convolution's own
     for block in common.named_blocks(sch, PAD):
-        if any(common.block_name(sch, c) == common.block_name(sch, dw) for c in sch.get_consumers(block)):
+        if any(sch.get(c).same_as(sch.get(dw)) for c in sch.get_consumers(block)):
             pad = block
         else:
             expansion_pad = block
