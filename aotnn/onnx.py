@@ -87,11 +87,21 @@ def export_onnx(net, *inputs: Any, file_name: str, opset: int | None = None) -> 
         opset: ONNX opset (default 17).
     Returns:
         the path written.
+    Raises:
+        IsADirectoryError: the path is a directory.
     """
-    model = to_onnx_model(net, *inputs, opset=opset)
     path = os.fspath(file_name)
     if not path.endswith(".onnx"):
         path += ".onnx"
+    return write_onnx(to_onnx_model(net, *inputs, opset=opset), path)
+
+
+def write_onnx(model: Any, path: str) -> str:
+    """Write an ONNX ``model`` to exactly ``path`` (atomically, replacing a file there); returns ``path``.
+
+    Raises:
+        IsADirectoryError: ``path`` is a directory.
+    """
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     atomic_write(path, lambda stream: stream.write(model.SerializeToString()))

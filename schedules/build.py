@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -14,16 +12,19 @@ from tvm import tirx
 
 import aotnn_runtime
 from aotnn_runtime.manifest import FORMAT_NAME, FORMAT_VERSION, MANIFEST_FILE, file_sha256
+from aotnn_runtime.owned_files import remove_path
+from aotnn_runtime.weights import BUILT_WEIGHTS_FILE
 
 from . import backend, cache, pipeline, plan as planning
 from .defaults import apply_default_schedules
 from .gpu import GPU_KINDS
 from .input_alignment import read_inputs_in_place
+from .output_dir import check_output, commit_staging, staging_dir
 from .parallel_extents import record_parallel_extents
 from .target import resolve, to_tvm
 
 LIBRARY_FILE = "kernels.so"
-WEIGHTS_FILE = "weights.bin"
+WEIGHTS_FILE = BUILT_WEIGHTS_FILE
 BUILD_VERSION = "2"  # 2: 0-d constants kept 0-d (artifacts of 1 stored them as shape (1,))
 
 
@@ -133,7 +134,11 @@ def entry_record(lowered: tvm.IRModule, input_names: Sequence[str], param_names:
 
 def write_artifact(staging: str, output_dir: str, manifest: dict[str, Any],
                    stored: Sequence[tuple[str, np.ndarray]]) -> str:
-    """Add weights, file hashes and the manifest to ``staging``, then move it to ``output_dir``."""
+    """Add weights, file hashes and the manifest to ``staging``, then move it to ``output_dir``.
+
+    Raises:
+        FileExistsError: ``output_dir`` exists and is not an aotnn artifact (it is left as it is).
+    """
     if stored:
         manifest["weights"] = _write_weights(staging, stored)
     files = {}
@@ -145,9 +150,7 @@ def write_artifact(staging: str, output_dir: str, manifest: dict[str, Any],
     manifest["files"] = dict(sorted(files.items()))
     with open(os.path.join(staging, MANIFEST_FILE), "w", encoding="utf-8") as stream:
         json.dump(manifest, stream, indent=1)
-    if os.path.isdir(output_dir):
-        shutil.rmtree(output_dir)
-    os.replace(staging, output_dir)
+    commit_staging(staging, output_dir)
     return output_dir
 
 
@@ -170,12 +173,6 @@ def stored_tensors(param_names: Sequence[str], weights: Mapping[str, np.ndarray]
     return stored + list(constants)
 
 
-def staging_dir(output_dir: str) -> str:
-    parent = os.path.dirname(os.path.abspath(output_dir)) or "."
-    os.makedirs(parent, exist_ok=True)
-    return tempfile.mkdtemp(prefix=".aotnn-build-", dir=parent)
-
-
 def build(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[str], *,
           target: str | Mapping[str, Any] | None = None, output_dir: str,
           weights: Mapping[str, np.ndarray] | None = None, num_param_updates: int = 0,
@@ -188,7 +185,8 @@ def build(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[s
         input_names: names of the data inputs, in order.
         param_names: names of the parameters, in order.
         target: target name or TVM target dict (default: the host x86 CPU).
-        output_dir: where the artifact directory is created; replaced if present.
+        output_dir: where the artifact directory is created; an aotnn artifact there is replaced,
+            anything else there is refused.
         weights: parameter values to store in the artifact (optional).
         num_param_updates: how many trailing outputs are new values of parameters
             (the last ones recorded by the capture, in ``param_updates`` order), or the list of
@@ -199,7 +197,10 @@ def build(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[s
             where that beats the default schedule.
     Returns:
         ``output_dir``.
+    Raises:
+        FileExistsError: ``output_dir`` exists and is not an aotnn artifact (checked before compiling).
     """
+    check_output(output_dir)
     target_dict = resolve(target)
     if target_dict.get("kind") in GPU_KINDS:  # GPU artifacts: WGSL shaders / CUDA kernels
         from .cuda import build_cuda
@@ -225,7 +226,7 @@ def build(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[s
         manifest = new_manifest(target_dict, entry, record, LIBRARY_FILE, metadata)
         return write_artifact(staging, output_dir, manifest, stored_tensors(param_names, weights, constants))
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_path(staging)
         raise
 
 

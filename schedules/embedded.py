@@ -21,6 +21,7 @@ from aotnn_runtime.native_steps import dlpack_code
 
 from . import backend, pipeline
 from .build import (_kernel_module, entry_record, new_manifest, staging_dir, stored_tensors, write_artifact)
+from .output_dir import check_output
 from .target import is_host, resolve, to_tvm
 
 RUNTIME_C = backend.RUNTIME_C
@@ -234,7 +235,9 @@ def build_bundle(mod: tvm.IRModule, input_names: Sequence[str], param_names: Seq
         ``output_dir``.
     Raises:
         ValueError: parameters without weights.
+        FileExistsError: ``output_dir`` exists and is not an aotnn artifact.
     """
+    check_output(output_dir)
     target_dict = resolve(target)
     tvm_target = to_tvm(target_dict)
     missing = [n for n in param_names if n not in weights]

@@ -18,23 +18,40 @@ def directory_size(path: str) -> int:
     return sum(os.path.getsize(os.path.join(root, f)) for root, _, files in os.walk(path) for f in files)
 
 
+FORCE_HELP = "Replace an existing output (only an aotnn artifact, or a file for ONNX; never another directory)."
+
+
+def check_output_free(path: str, force: bool) -> None:
+    """Refuse an existing output path unless ``--force`` (which still replaces only what aotnn wrote).
+
+    Raises:
+        FileExistsError: ``path`` exists and ``force`` is off.
+    """
+    if os.path.lexists(path) and not force:
+        raise FileExistsError(f"output: {path!r} already exists; pass --force to replace it")
+
+
 def compile_model(model: str, inputs: tuple[str, ...], target: str, ckpt: str | None, output: str | None,
-                  bundle: bool, tuning_db: str | None = None) -> str:
-    """Load MODEL, its weights and input signature, and write the artifact or bundle; returns its path."""
-    import aotnn
+                  bundle: bool, tuning_db: str | None = None, force: bool = False) -> str:
+    """Load MODEL, its weights and input signature, and write the artifact or bundle at exactly
+    ``output`` (default NAME.aot); returns its path."""
     import schedules
+    from aotnn.jit.export import export_to_path
+    from schedules.output_dir import check_output
 
     target_dict = schedules.resolve(target)
     cross = not schedules.target.is_host(target_dict) and target_dict.get("kind") == "llvm"
     as_bundle = bundle or cross
     output = output or default_output(model, f"-{target}.aot" if cross else ".aot")
+    check_output_free(output, force)
+    check_output(output)
     with progress(f"loading {model}"):
         net = load_model(model, inputs)
         load_weights(net, ckpt)
         examples = example_inputs(net, model, inputs)
     with progress(f"compiling {model} for {target}{' (C bundle)' if as_bundle else ''}"):
-        path = aotnn.export(net, *examples, file_name=output, file_format="BUNDLE" if as_bundle else "AOT",
-                            target=target_dict, tuning_db=tuning_db)
+        path = export_to_path(net, *examples, path=output, file_format="BUNDLE" if as_bundle else "AOT",
+                              target=target_dict, tuning_db=tuning_db)
     return path
 
 
@@ -49,9 +66,11 @@ def compile_model(model: str, inputs: tuple[str, ...], target: str, ckpt: str | 
               help="Use the kernels tuned by `aotnn tune` into this database where they beat the defaults.")
 @click.option("--bundle", is_flag=True, help="Write a C bundle (embedded runtime) even for the host target.")
 @click.option("-o", "--output",
-              help="Where to write the artifact (default: NAME.aot, NAME-TARGET.aot for cross targets).")
+              help="Where to write the artifact, exactly this path "
+                   "(default: NAME.aot, NAME-TARGET.aot for cross targets).")
+@click.option("--force", is_flag=True, help=FORCE_HELP)
 @one_line_errors
-def compile_command(model: str, inputs, target: str, ckpt, tuning_db, bundle: bool, output) -> None:
+def compile_command(model: str, inputs, target: str, ckpt, tuning_db, bundle: bool, output, force: bool) -> None:
     """Compile MODEL (FILE.py:NAME, MODULE:NAME or FILE.onnx) ahead of time.
 
     For the host (x86) the result is an artifact that `aotnn run` and aotnn_runtime load. For a
@@ -66,5 +85,5 @@ def compile_command(model: str, inputs, target: str, ckpt, tuning_db, bundle: bo
       aotnn compile aotnn.models:lenet5 --target aarch64 -o lenet-arm.aot   # then: make -C lenet-arm.aot
     """
     start = time.perf_counter()
-    path = compile_model(model, inputs, target, ckpt, output, bundle, tuning_db)
+    path = compile_model(model, inputs, target, ckpt, output, bundle, tuning_db, force)
     click.echo(f"wrote {path} ({human_bytes(directory_size(path))}) in {time.perf_counter() - start:.1f} s")

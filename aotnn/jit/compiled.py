@@ -14,7 +14,9 @@ import tvm
 import aotnn_runtime
 import relay_frontend
 import schedules
+from aotnn_runtime.owned_files import remove_path
 from schedules.build import BUILD_VERSION
+from schedules.output_dir import is_artifact
 
 from ..common.parameter import Parameter
 from ..common.tensor import Tensor
@@ -171,6 +173,8 @@ def _load_or_build_locked(mod, capture, input_names, param_names, target_dict, p
             return module
         except aotnn_runtime.ArtifactError:
             pass  # a damaged cache entry is rebuilt below
+    if not is_artifact(path):
+        remove_path(path)  # a cache entry without even a manifest (the build replaces only artifacts)
     schedules.build(mod, input_names, param_names, target=target_dict, output_dir=path,
                     num_param_updates=[index for index, _ in capture.param_updates], tuning_db=tuning_db)
     STATS["builds"] += 1

@@ -5,6 +5,7 @@ import os
 from typing import Any
 
 import schedules
+from schedules.output_dir import check_output
 
 from ..common.tensor import Tensor
 from .cell_call import _input_names
@@ -19,7 +20,9 @@ def export(net, *inputs: Any, file_name: str, file_format: str = "AOT", target: 
     Args:
         net: the Cell to export.
         inputs: example Tensors (or numpy arrays) fixing the input signature.
-        file_name: output path; '.aot' is appended for the AOT format if missing.
+        file_name: output path; '.aot' is appended for the AOT and BUNDLE formats if missing, '.onnx'
+            for ONNX. An aotnn artifact (or a file, for ONNX) already there is replaced, as MindSpore
+            replaces its own output file; a directory that is not an aotnn artifact is never replaced.
         file_format: 'AOT' (an artifact the Python runtime loads), 'BUNDLE' (C sources, kernel
             objects and weights for the embedded C runtime; chosen automatically for cross targets)
             or 'ONNX' (a '.onnx' file, opset 17; ``opset=`` picks another).
@@ -38,12 +41,34 @@ def export(net, *inputs: Any, file_name: str, file_format: str = "AOT", target: 
         ValueError: unknown file_format, or no inputs; a training network exported as a BUNDLE;
             a network that draws random numbers (Dropout in training mode).
         TypeError: an input that is not a Tensor or numpy array.
+        FileExistsError: the path exists and is not an aotnn artifact (AOT, BUNDLE).
+        IsADirectoryError: the ONNX path is a directory.
+    """
+    if file_format not in FORMATS:
+        raise ValueError(f"file_format: expected one of {FORMATS}, got {file_format!r}")
+    path = os.fspath(file_name)
+    suffix = ".onnx" if file_format == "ONNX" else ".aot"
+    if not path.endswith(suffix):
+        path += suffix
+    return export_to_path(net, *inputs, path=path, file_format=file_format, target=target, **kwargs)
+
+
+def export_to_path(net, *inputs: Any, path: str, file_format: str = "AOT", target: Any = None,
+                   **kwargs: Any) -> str:
+    """:func:`export` to exactly ``path`` (no suffix added): what ``aotnn compile/export -o PATH`` write.
+
+    Args and Raises: as :func:`export`, with ``path`` for ``file_name``.
+    Returns:
+        ``path``.
     """
     if file_format not in FORMATS:
         raise ValueError(f"file_format: expected one of {FORMATS}, got {file_format!r}")
     if file_format == "ONNX":
-        from ..onnx import export_onnx
-        return export_onnx(net, *inputs, file_name=file_name, opset=kwargs.get("opset"))
+        from ..onnx import to_onnx_model, write_onnx
+        if os.path.isdir(path):  # before the capture, which may take a while
+            raise IsADirectoryError(f"file_name: {path!r} is a directory; expected a path for the .onnx file")
+        return write_onnx(to_onnx_model(net, *inputs, opset=kwargs.get("opset")), path)
+    check_output(path)  # before the capture and compilation
     if not inputs:
         raise ValueError("inputs: export needs at least one example input")
     tensors = []
@@ -61,18 +86,17 @@ def export(net, *inputs: Any, file_name: str, file_format: str = "AOT", target: 
         raise ValueError(f"net: {type(net).__name__} draws random numbers when called (e.g. Dropout in training "
                          f"mode); an artifact takes no random inputs: call net.set_train(False) or remove them")
     weights = {name: param.asnumpy() for name, param in zip(capture.param_names, capture.param_keys)}
-    path = file_name if file_name.endswith(".aot") else file_name + ".aot"
     target_dict = schedules.resolve(target)
     gpu_target = target_dict.get("kind") in ("vulkan", "webgpu", "cuda")  # built by schedules.build
     if file_format == "BUNDLE" or not (schedules.target.is_host(target_dict) or gpu_target):
         if capture.param_updates:
             raise ValueError("net: a bundle holds inference only; this network updates parameters when called")
-        return schedules.build_bundle(mod, names, capture.param_names, target=target_dict, output_dir=os.fspath(path),
+        return schedules.build_bundle(mod, names, capture.param_names, target=target_dict, output_dir=path,
                                       weights=weights, metadata={"network": type(net).__name__})
     # A training step (TrainOneStepCell...) records which parameters each trailing output updates, so
     # aotnn_runtime writes them back after every call: stepping the artifact trains on device.
     updated = [index for index, _ in capture.param_updates]
-    schedules.build(mod, names, capture.param_names, target=target_dict, output_dir=os.fspath(path), weights=weights,
+    schedules.build(mod, names, capture.param_names, target=target_dict, output_dir=path, weights=weights,
                     num_param_updates=updated, entry="train_step" if updated else "predict",
                     tuning_db=kwargs.get("tuning_db"), metadata={"network": type(net).__name__})
     return path

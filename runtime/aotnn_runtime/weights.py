@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,7 +11,10 @@ import numpy as np
 from .buffers import aligned_empty
 from .errors import ArtifactError, InputError
 from .manifest import MANIFEST_FILE, file_sha256
+from .owned_files import TEMP_KIND, atomic_write, create_owned_file, remove_path, remove_stale
 
+BUILT_WEIGHTS_FILE = "weights.bin"  # the name the build gives the weights file
+WEIGHTS_KIND = "weights-"  # name prefix of the weights files save_into_artifact writes
 CONST_PREFIX = "__const"  # constants the compiler hoisted out of the graph: stored, never trained
 
 
@@ -62,56 +64,62 @@ def read_weights(artifact_dir: str, manifest: Mapping[str, Any]) -> WeightStore:
     return store
 
 
-def atomic_write(path: str, write: Any, suffix: str = "") -> None:
-    """Write a temporary file next to ``path`` with ``write(stream)``, then rename it over ``path``."""
-    fd, temp = tempfile.mkstemp(prefix=".tmp-", suffix=suffix, dir=os.path.dirname(os.path.abspath(path)))
-    try:
-        with os.fdopen(fd, "wb") as stream:
-            write(stream)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temp, 0o644)  # mkstemp makes 0600; the result should read like any written file
-        os.replace(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
-            os.remove(temp)
-        raise
-
-
 def save_into_artifact(artifact_dir: str, manifest: dict[str, Any], store: WeightStore) -> None:
     """Write ``store`` as the artifact's weights: a new weights file, then the manifest naming it.
 
     Replacing the manifest is the single commit point: a crash before it leaves the old weights
-    in force, after it the new ones; the old file is removed last.
+    in force, after it the new ones; the old file is removed last. The new file is removed if the
+    write fails; weights files and temporaries that killed writers left behind are removed first.
     """
     table = manifest.get("weights")
     if not table:
         raise ArtifactError(f"artifact {artifact_dir!r} stores no weights to update")
+    _remove_orphans(artifact_dir, manifest)
     size = max(r["offset"] + r["nbytes"] for r in table["tensors"])
     blob = np.zeros(size, np.uint8)
     for record in table["tensors"]:
         blob[record["offset"]:record["offset"] + record["nbytes"]] = store[record["name"]].reshape(-1).view(np.uint8)
-    fd, new_path = tempfile.mkstemp(prefix="weights-", suffix=".bin", dir=artifact_dir)
-    with os.fdopen(fd, "wb") as stream:
-        stream.write(blob.tobytes())
-        stream.flush()
-        os.fsync(stream.fileno())
-    old_file, new_file = table["file"], os.path.basename(new_path)
-    updated = json.loads(json.dumps(manifest))
-    updated["weights"]["file"] = new_file
-    updated["files"].pop(old_file, None)
-    updated["files"][new_file] = {"size": int(blob.size), "sha256": file_sha256(new_path)}
-    updated["files"] = dict(sorted(updated["files"].items()))
+    fd, new_path = create_owned_file(artifact_dir, WEIGHTS_KIND, ".bin")
+    committed = False
     try:
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(blob.tobytes())
+            stream.flush()
+            os.fsync(stream.fileno())
+        old_file, new_file = table["file"], os.path.basename(new_path)
+        updated = json.loads(json.dumps(manifest))
+        updated["weights"]["file"] = new_file
+        updated["files"].pop(old_file, None)
+        updated["files"][new_file] = {"size": int(blob.size), "sha256": file_sha256(new_path)}
+        updated["files"] = dict(sorted(updated["files"].items()))
         atomic_write(os.path.join(artifact_dir, MANIFEST_FILE),
-                      lambda stream: stream.write(json.dumps(updated, indent=1).encode()))
-    except BaseException:
-        os.remove(new_path)
-        raise
-    if old_file != new_file and os.path.isfile(os.path.join(artifact_dir, old_file)):
-        os.remove(os.path.join(artifact_dir, old_file))
+                     lambda stream: stream.write(json.dumps(updated, indent=1).encode()))
+        committed = True
+    finally:
+        if not committed:
+            remove_path(new_path)
+    if old_file != new_file:
+        remove_path(os.path.join(artifact_dir, old_file))
     manifest.clear()
     manifest.update(updated)
+
+
+def _remove_orphans(artifact_dir: str, manifest: Mapping[str, Any]) -> None:
+    """Remove weights files no manifest references whose writer is gone, and stale temporaries.
+
+    The manifest on disk is read again: another process may have saved since ``manifest`` was loaded,
+    and the file it wrote is kept.
+    """
+    keep = {manifest["weights"]["file"], *manifest.get("files", {})}
+    try:
+        with open(os.path.join(artifact_dir, MANIFEST_FILE), encoding="utf-8") as stream:
+            on_disk = json.load(stream)
+        keep |= {on_disk["weights"]["file"], *on_disk.get("files", {})}
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # which files are in use is unknown: remove none
+    remove_stale(artifact_dir, [WEIGHTS_KIND, TEMP_KIND], untagged=True, keep=keep)
+    if BUILT_WEIGHTS_FILE not in keep:  # a save killed after its commit, before removing the build's file
+        remove_path(os.path.join(artifact_dir, BUILT_WEIGHTS_FILE))
 
 
 def save_npz(path: str, store: WeightStore) -> None:
