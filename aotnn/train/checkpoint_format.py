@@ -22,6 +22,7 @@ values with the same tag are joined back into one tensor.
 """
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from typing import Dict, Iterable, List, Tuple
@@ -31,8 +32,8 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
 from aotnn_runtime.weights import atomic_write
 
-__all__ = ["write_checkpoint", "read_checkpoint", "CheckpointNotFoundError", "Checkpoint", "TensorProto",
-           "TENSOR_TYPES"]
+__all__ = ["write_checkpoint", "read_checkpoint", "CheckpointNotFoundError", "InvalidCheckpointError", "Checkpoint",
+           "TensorProto", "TENSOR_TYPES"]
 
 # Bytes of tensor content per Value, as MindSpore's _write_parameter_bytes_data (1024 * SLICE_SIZE KB).
 CHUNK_BYTES = 512 * 1024 * 1024
@@ -49,8 +50,19 @@ _READ_ALIASES = {"Uint8": "UInt8", "Uint16": "UInt16", "Uint32": "UInt32", "Uint
 _NUMPY_TO_TYPE = {dt.name: name for name, dt in TENSOR_TYPES.items()}
 
 
+# numpy's limit on array dimensions is 64 (32 before numpy 2); MindSpore tensors have far fewer.
+MAX_DIMS = 32
+
+
 class CheckpointNotFoundError(FileNotFoundError, ValueError):
     """The checkpoint file does not exist (a FileNotFoundError, and a ValueError as MindSpore raises)."""
+
+
+class InvalidCheckpointError(ValueError):
+    """A checkpoint path is not a readable, well-formed ``.ckpt`` file; the message names the file and the fault.
+
+    A ValueError, as MindSpore's ``load_checkpoint`` raises for a file of the wrong format.
+    """
 
 
 def _build_messages():
@@ -155,29 +167,46 @@ def _bfloat16_to_float32(content: bytes) -> np.ndarray:
     return bits.view(np.float32)
 
 
+def _decode_str(path: str, tag: str, content: bytes) -> np.ndarray:
+    if len(content) % 4:
+        raise InvalidCheckpointError(f"Checkpoint file {path!r}: the str entry {tag!r} has {len(content)} content "
+                                     "bytes, not a multiple of 4 (UTF-32).")
+    try:
+        text = content.decode("utf-32-le")
+    except UnicodeDecodeError as err:
+        raise InvalidCheckpointError(f"Checkpoint file {path!r}: the str entry {tag!r} is not valid UTF-32 "
+                                     f"({err.reason} at byte {err.start}).") from None
+    return np.array(text.rstrip("\0"))  # numpy's str arrays drop trailing NULs, as MindSpore reads them
+
+
 def _decode_tensor(path: str, tag: str, dims: List[int], tensor_type: str, content: bytes) -> np.ndarray:
+    """The array of one entry; its declared size is checked against the content before numpy sees it."""
     tensor_type = _READ_ALIASES.get(tensor_type, tensor_type)
     if tensor_type == "str":
-        if len(content) % 4:
-            raise ValueError(f"Checkpoint file {path!r}: the str entry {tag!r} has {len(content)} content bytes, "
-                             "not a multiple of 4 (UTF-32).")
-        return np.array(np.frombuffer(content, dtype=f"<U{max(len(content) // 4, 1)}")[0] if content else "")
+        return _decode_str(path, tag, content)
     if tensor_type == "BFloat16":
         dtype = np.dtype("<u2")
     elif tensor_type in TENSOR_TYPES:
         dtype = TENSOR_TYPES[tensor_type]
     else:
-        raise ValueError(f"Checkpoint file {path!r}: the tensor {tag!r} has tensor_type {tensor_type!r}, which is "
-                         f"not supported; supported: {sorted(TENSOR_TYPES) + ['BFloat16', 'str']}.")
+        raise InvalidCheckpointError(f"Checkpoint file {path!r}: the tensor {tag!r} has tensor_type {tensor_type!r}, "
+                                     f"which is not supported; supported: "
+                                     f"{sorted(TENSOR_TYPES) + ['BFloat16', 'str']}.")
     shape = tuple(int(d) for d in dims)
     if shape == (0,) and len(content) == dtype.itemsize:
         shape = ()  # MindSpore writes dims [0] for a scalar
     if any(d < 0 for d in shape):
-        raise ValueError(f"Checkpoint file {path!r}: the tensor {tag!r} has negative dims {list(shape)}.")
-    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        raise InvalidCheckpointError(f"Checkpoint file {path!r}: the tensor {tag!r} has negative dims {list(shape)}.")
+    if len(shape) > MAX_DIMS:
+        raise InvalidCheckpointError(f"Checkpoint file {path!r}: the tensor {tag!r} has {len(shape)} dims, "
+                                     f"more than the {MAX_DIMS} supported.")
+    if math.prod(d for d in shape if d) * dtype.itemsize > np.iinfo(np.intp).max:  # numpy refuses even 0-size ones
+        raise InvalidCheckpointError(f"Checkpoint file {path!r}: the tensor {tag!r} has dims {list(shape)}, more "
+                                     "elements than an array can hold.")
+    expected = math.prod(shape) * dtype.itemsize  # Python ints: dims like [2**32, 2**32] do not wrap around
     if expected != len(content):
-        raise ValueError(f"Checkpoint file {path!r}: the tensor {tag!r} has dims {list(dims)} and type "
-                         f"{tensor_type} ({expected} bytes), but its content has {len(content)} bytes.")
+        raise InvalidCheckpointError(f"Checkpoint file {path!r}: the tensor {tag!r} has dims {list(dims)} and type "
+                                     f"{tensor_type} ({expected} bytes), but its content has {len(content)} bytes.")
     if tensor_type == "BFloat16":
         return _bfloat16_to_float32(content).reshape(shape)
     return np.frombuffer(content, dtype=dtype).astype(dtype.newbyteorder("="), copy=True).reshape(shape)
@@ -189,17 +218,27 @@ def _parse(path: str) -> "Checkpoint":
             data = f.read()
     except FileNotFoundError as err:
         raise CheckpointNotFoundError(err.errno, f"The checkpoint file does not exist: {path!r}", path) from err
-    except IsADirectoryError as err:
-        raise ValueError(f"The checkpoint path {path!r} is a directory, not a file.") from err
+    except IsADirectoryError:
+        raise InvalidCheckpointError(f"The checkpoint path {path!r} is a directory, not a file.") from None
+    except OSError as err:
+        raise InvalidCheckpointError(f"The checkpoint file {path!r} cannot be read ({err.strerror}).") from None
     ckpt = Checkpoint()
     try:
         ckpt.ParseFromString(data)
         if not ckpt.IsInitialized():
             raise DecodeError("missing required fields")
     except (DecodeError, RuntimeError, ValueError) as err:
-        raise ValueError(f"The file {path!r} is not a valid MindSpore checkpoint (.ckpt): it is truncated, "
-                         f"corrupt or of another format ({err}).") from err
+        raise InvalidCheckpointError(f"The file {path!r} is not a valid MindSpore checkpoint (.ckpt): it is "
+                                     f"truncated, corrupt or of another format ({err}).") from None
     return ckpt
+
+
+def _text(path: str, what: str, value: "str | bytes") -> str:
+    """A string field's value; protobuf hands back bytes when they are not valid UTF-8."""
+    if isinstance(value, str):
+        return value
+    raise InvalidCheckpointError(f"Checkpoint file {path!r}: {what} {bytes(value)[:64]!r} is not valid UTF-8 "
+                                 "(the file is corrupt).")
 
 
 def read_checkpoint(path: str) -> Dict[str, np.ndarray]:
@@ -216,28 +255,34 @@ def read_checkpoint(path: str) -> Dict[str, np.ndarray]:
 
     Raises:
         CheckpointNotFoundError: If the file does not exist (also a FileNotFoundError and a ValueError).
-        ValueError: If the file is not a valid checkpoint, or a tensor's content does not match its dims/type.
+        InvalidCheckpointError: (a ValueError) If the path is a directory or unreadable, the file is not a valid
+            checkpoint, or an entry is malformed: a name or type that is not UTF-8, an unknown type, negative or
+            too many dims, or content bytes that differ from what the dims and type declare. The message names
+            the file.
     """
     path = os.fspath(path)
     ckpt = _parse(path)
     result: Dict[str, np.ndarray] = {}
     values = ckpt.value
+    tags = [_text(path, f"the name of entry {index}", value.tag) for index, value in enumerate(values)]
     pending: List[bytes] = []
-    for index, value in enumerate(values):
+    for index, (tag, value) in enumerate(zip(tags, values)):
+        if not tag:
+            raise InvalidCheckpointError(f"Checkpoint file {path!r}: entry {index} has an empty name.")
         kind = value.WhichOneof("value")
         if kind is None:
-            raise ValueError(f"The file {path!r} is not a valid MindSpore checkpoint (.ckpt): the entry "
-                             f"{value.tag!r} holds no tensor.")
+            raise InvalidCheckpointError(f"The file {path!r} is not a valid MindSpore checkpoint (.ckpt): the entry "
+                                         f"{tag!r} holds no tensor.")
         if kind != "tensor":
-            warnings.warn(f"Checkpoint file {path!r}: skipping {value.tag!r}, a MindSpore map parameter "
+            warnings.warn(f"Checkpoint file {path!r}: skipping {tag!r}, a MindSpore map parameter "
                           "(not supported).", stacklevel=2)
             continue
-        if value.tensor.tensor_type == "random_op":
+        tensor_type = _text(path, f"the tensor_type of {tag!r}", value.tensor.tensor_type)
+        if tensor_type == "random_op":
             continue
         pending.append(value.tensor.tensor_content)
-        last = index == len(values) - 1 or values[index + 1].tag != value.tag
+        last = index == len(values) - 1 or tags[index + 1] != tag
         if last:
-            result[value.tag] = _decode_tensor(path, value.tag, list(value.tensor.dims), value.tensor.tensor_type,
-                                               b"".join(pending))
+            result[tag] = _decode_tensor(path, tag, list(value.tensor.dims), tensor_type, b"".join(pending))
             pending = []
     return result

@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .checkpoint_format import CheckpointNotFoundError, read_checkpoint, write_checkpoint
+from .checkpoint_format import CheckpointNotFoundError, InvalidCheckpointError, read_checkpoint, write_checkpoint
 
 __all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net"]
 
@@ -240,8 +240,9 @@ def load_checkpoint(ckpt_file_name: str, net: Any = None, strict_load: bool = Fa
 
     Raises:
         TypeError: If an argument has the wrong type.
-        ValueError: If the file does not exist, does not end with '.ckpt', is not a valid checkpoint, or no
-            entry is left after filtering.
+        ValueError: If the file does not exist, does not end with '.ckpt', or no entry is left after filtering.
+        InvalidCheckpointError: (a ValueError) If the path is a directory, or the file is empty, is not a valid
+            checkpoint or holds a malformed entry; the message names the file and the fault.
         NotImplementedError: If `dec_key` is given.
     """
     path = _file_name(ckpt_file_name, "load_checkpoint")
@@ -255,13 +256,21 @@ def load_checkpoint(ckpt_file_name: str, net: Any = None, strict_load: bool = Fa
     if not isinstance(dec_mode, str):
         raise TypeError(f"For 'load_checkpoint', the argument 'dec_mode' must be str, but got "
                         f"{type(dec_mode).__name__}.")
-    if not os.path.isfile(path):
+    if os.path.isdir(path):
+        raise InvalidCheckpointError(f"For 'load_checkpoint', the checkpoint path {path!r} is a directory, "
+                                     "not a checkpoint file.")
+    if not os.path.exists(path):
         raise CheckpointNotFoundError(2, f"For 'load_checkpoint', the checkpoint file {path!r} does not exist, "
                                          "please check whether the 'ckpt_file_name' is correct.", path)
     _, param_cls = _tensor_types()
     use_choice = choice_func is not None and specify_prefix is None and filter_prefix is None
     parameter_dict: Dict[str, Any] = {}
-    for name, array in read_checkpoint(path).items():
+    entries = read_checkpoint(path)
+    if not entries:
+        size = os.path.getsize(path)
+        raise InvalidCheckpointError(f"For 'load_checkpoint', the checkpoint file {path!r} holds no parameters "
+                                     f"({size} bytes): it is {'empty' if size == 0 else 'not a MindSpore checkpoint'}.")
+    for name, array in entries.items():
         if specify_prefix and not name.startswith(specify_prefix):
             continue
         if filter_prefix and name.startswith(filter_prefix):
