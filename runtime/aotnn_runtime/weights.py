@@ -99,7 +99,7 @@ def save_into_artifact(artifact_dir: str, manifest: dict[str, Any], store: Weigh
         if not committed:
             remove_path(new_path)
     if old_file != new_file:
-        remove_path(os.path.join(artifact_dir, old_file))
+        _remove_file(artifact_dir, old_file)
     manifest.clear()
     manifest.update(updated)
 
@@ -119,7 +119,14 @@ def _remove_orphans(artifact_dir: str, manifest: Mapping[str, Any]) -> None:
         return  # which files are in use is unknown: remove none
     remove_stale(artifact_dir, [WEIGHTS_KIND, TEMP_KIND], untagged=True, keep=keep)
     if BUILT_WEIGHTS_FILE not in keep:  # a save killed after its commit, before removing the build's file
-        remove_path(os.path.join(artifact_dir, BUILT_WEIGHTS_FILE))
+        _remove_file(artifact_dir, BUILT_WEIGHTS_FILE)
+
+
+def _remove_file(artifact_dir: str, name: str) -> None:
+    """Remove the regular file ``name`` directly in ``artifact_dir``; nothing else (a folder, a link, a path)."""
+    path = os.path.join(artifact_dir, name)
+    if os.path.basename(name) == name and os.path.isfile(path) and not os.path.islink(path):
+        remove_path(path)
 
 
 def save_npz(path: str, store: WeightStore) -> None:
