@@ -21,9 +21,26 @@ def host_cores() -> int:
         return os.cpu_count() or 1
 
 
-@functools.lru_cache(maxsize=None)
+MCPU_ENV = "AOTNN_MCPU"
+
+
 def host_mcpu() -> str:
-    """The host CPU's LLVM name (``mcpu: native`` silently means generic code, so detect it)."""
+    """The LLVM CPU name host kernels are compiled for: ``$AOTNN_MCPU`` where set (e.g. ``haswell``
+    builds AVX2 kernels on an AVX-512 host, for machines older than the build host), else the
+    host CPU's own (``mcpu: native`` silently means generic code, so it is detected)."""
+    pinned = os.environ.get(MCPU_ENV, "").strip()
+    if not pinned:
+        return _detected_mcpu()
+    from tvm.target import codegen
+    x86 = tvm.target.Target({"kind": "llvm", "mtriple": "x86_64-linux-gnu"})
+    if pinned not in {str(name) for name in codegen.llvm_get_cpu_archlist(x86)}:
+        raise TargetError(f"{MCPU_ENV}: expected an LLVM x86-64 CPU name such as 'haswell' or "
+                          f"'skylake-avx512', got {pinned!r}")
+    return pinned
+
+
+@functools.lru_cache(maxsize=None)
+def _detected_mcpu() -> str:
     from tvm.target.detect_target import detect_target_from_device
     detected = detect_target_from_device(tvm.cpu())
     return str(detected.attrs.get("mcpu", "")) or "x86-64"

@@ -8,6 +8,8 @@ import torch.nn.functional as F
 from aotnn import Tensor, nn, ops
 from default_schedule_helpers import assert_close, batch_norm, randomize, rules_used, t, torch_params
 
+pytestmark = pytest.mark.usefixtures("cpu_target")  # rules depend on the ISA: pinned, both run
+
 
 class DepthwiseThenProject(nn.Cell):
     """stem 3x3 (channels-last result) -> depthwise 3x3 + BN + ReLU6 -> 1x1 + BN (+ a second use)."""

@@ -10,6 +10,8 @@ from default_schedule_helpers import assert_close, randomize
 # projection weights are too big to merge the depthwise convolution into it
 from test_default_inverted_residual import InvertedResidual, kernel_rules, reference
 
+pytestmark = pytest.mark.usefixtures("cpu_target")  # rules depend on the ISA: pinned, both run
+
 
 # (channels, expanded, out channels, size, stride, batch): MobileNetV2's 7x7 blocks and its 14x14 -> 7x7
 # one; a batch of two (tasks run over images, then channel blocks, in both halves of the kernel)

@@ -13,6 +13,8 @@ from aotnn import Tensor, nn, ops
 from default_schedule_helpers import _host_kernels, assert_close, batch_norm, randomize, rules_used, t, torch_params
 from schedules.defaults.inverted_residual import band_rows, expand_row_tile
 
+pytestmark = pytest.mark.usefixtures("cpu_target")  # rules depend on the ISA: pinned, both run
+
 
 class InvertedResidual(nn.Cell):
     """stem 3x3 (channels-last result) -> MobileNetV2 block: expand 1x1 + BN + ReLU6, depthwise

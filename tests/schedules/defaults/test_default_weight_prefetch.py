@@ -10,6 +10,8 @@ from schedules import pipeline, target as targets
 from schedules.build import _kernel_module
 import schedules.defaults as defaults
 
+pytestmark = pytest.mark.usefixtures("cpu_target")  # rules depend on the ISA: pinned, both run
+
 
 class Project(nn.Cell):
     """A 3x3 convolution, then a 1x1 one on its channels-last result (the second one is the subject)."""
