@@ -12,6 +12,7 @@ import numpy as np
 from .buffers import aligned_empty
 from .errors import ArtifactError, InputError
 from .manifest import MANIFEST_FILE, file_sha256
+from .validate import resolve_inside
 
 CONST_PREFIX = "__const"  # constants the compiler hoisted out of the graph: stored, never trained
 
@@ -47,7 +48,7 @@ def read_weights(artifact_dir: str, manifest: Mapping[str, Any]) -> WeightStore:
     store = WeightStore()
     if not table:
         return store
-    path = os.path.join(artifact_dir, table["file"])
+    path = resolve_inside(artifact_dir, table["file"], "weights.file")
     if not os.path.isfile(path):
         raise ArtifactError(f"artifact {artifact_dir!r}: missing weights file {table['file']!r}")
     blob = np.fromfile(path, dtype=np.uint8)
@@ -87,6 +88,7 @@ def save_into_artifact(artifact_dir: str, manifest: dict[str, Any], store: Weigh
     table = manifest.get("weights")
     if not table:
         raise ArtifactError(f"artifact {artifact_dir!r} stores no weights to update")
+    old_path = resolve_inside(artifact_dir, table["file"], "weights.file")  # never write or remove outside
     size = max(r["offset"] + r["nbytes"] for r in table["tensors"])
     blob = np.zeros(size, np.uint8)
     for record in table["tensors"]:
@@ -108,8 +110,8 @@ def save_into_artifact(artifact_dir: str, manifest: dict[str, Any], store: Weigh
     except BaseException:
         os.remove(new_path)
         raise
-    if old_file != new_file and os.path.isfile(os.path.join(artifact_dir, old_file)):
-        os.remove(os.path.join(artifact_dir, old_file))
+    if old_file != new_file and os.path.isfile(old_path):
+        os.remove(old_path)
     manifest.clear()
     manifest.update(updated)
 
