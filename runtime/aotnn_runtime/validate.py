@@ -17,14 +17,15 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from .buffers import ALIGNMENT  # the arena's and the weights file's (schedules/plan.py ALIGNMENT)
 from .errors import ArtifactError
 
-ALIGNMENT = 64  # the arena's and weights' alignment (schedules/plan.py ALIGNMENT)
 MAX_RANK = 32
 MAX_TENSOR_BYTES = 1 << 40  # 1 TiB: larger is a corrupt field, refused before anything is allocated
 MAX_INT32 = (1 << 31) - 1
 DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64")
+CONST_PREFIX = "__const"  # constants the compiler hoisted out of the graph: stored, never trained
 REF_KINDS = ("input", "param", "buffer", "output", "prepared")
 GPU_KINDS = ("vulkan", "webgpu", "cuda")
 _SHA256 = re.compile(r"[0-9a-f]{64}\Z")
@@ -179,6 +180,10 @@ def check_manifest(manifest: Any, source: str = "manifest.json") -> None:
         entries_field.fail("at least one entry point", entries)
     for name, record in entries.items():
         check_entry(entries_field[name], record, stored, kind)
+    used = {spec["name"] for record in entries.values() for spec in record["params"]}
+    for index, record in enumerate(manifest.get("weights", {}).get("tensors", [])):
+        if record["name"] not in used:
+            top["weights"]["tensors"][index]["name"].fail("the name of a parameter of an entry", record["name"])
 
 
 def _check_file_table(where: Field, files: Any) -> dict[str, int]:
@@ -208,13 +213,16 @@ def _check_weights_table(where: Field, table: Any, files: Mapping[str, int]) -> 
     file_field, name = key(where, table, "file")
     size = _listed(file_field, safe_relative_path(file_field, name), files)
     tensors_field, tensors = key(where, table, "tensors")
-    stored = {}
+    stored: dict[str, tuple] = {}
+    ranges: list[tuple[int, int, int]] = []
     for index, record in enumerate(need_list(tensors_field, tensors)):
         field = tensors_field[index]
         shape, dtype, nbytes = tensor_spec(field, record, named=True)
         if record["name"] in stored:
             field["name"].fail("a name not stored before in this table", record["name"])
-        offset = need_int(*key(field, record, "offset"))
+        offset_field, offset = key(field, record, "offset")
+        if type(offset) is not int or offset < 0 or offset % ALIGNMENT:  # noqa: E721
+            offset_field.fail(f"a non-negative multiple of {ALIGNMENT}", offset)
         nbytes_field, declared = key(field, record, "nbytes")
         if need_int(nbytes_field, declared) != nbytes:
             nbytes_field.fail(f"{nbytes} (shape {list(shape)} of {dtype})", declared)
@@ -222,6 +230,12 @@ def _check_weights_table(where: Field, table: Any, files: Mapping[str, int]) -> 
             field.fail(f"bytes inside the weights file {name!r} ({size} bytes)",
                        f"bytes {offset} to {offset + nbytes}")
         stored[record["name"]] = (shape, dtype)
+        ranges.append((offset, offset + nbytes, index))
+    ranges.sort()
+    for (_, end, _), (start, _, index) in zip(ranges, ranges[1:]):
+        if start < end:
+            tensors_field[index].fail("bytes that no other stored tensor uses", f"bytes from {start}, "
+                                      f"another tensor's end at {end}")
     return stored
 
 
@@ -237,6 +251,8 @@ def check_entry(where: Field, record: Any, stored: Mapping[str, tuple], kind: st
         if "alignment" in spec:
             _check_alignment(where["inputs"][index]["alignment"], spec["alignment"], inputs[index][1])
     for index, spec in enumerate(record["params"]):
+        if spec["name"].startswith(CONST_PREFIX) and spec["name"] not in stored:
+            where["params"][index]["name"].fail("a compiler constant stored in the weights table", spec["name"])
         if spec["name"] in stored and stored[spec["name"]] != params[index][:2]:
             shape, dtype = stored[spec["name"]]
             where["params"][index].fail(f"what the weights table stores for {spec['name']!r}: {dtype}{list(shape)}",
@@ -278,7 +294,8 @@ def check_ref(where: Field, ref: Any, counts: Mapping[str, int], kinds: tuple[st
     """An argument reference ``{"kind", "index"}``: (kind, index), the index inside its table."""
     if not (isinstance(ref, dict) and ref.get("kind") in kinds and type(ref.get("index")) is int  # noqa: E721
             and 0 <= ref["index"] < counts[ref["kind"]]):
-        where.fail(f"{{'kind': one of {kinds}, 'index': inside that table {dict(counts)}}}", ref,
+        sizes = ", ".join(f"{kind} {counts[kind]}" for kind in kinds)
+        where.fail(f"{{'kind': K, 'index': i}} with i inside table K (sizes: {sizes})", ref,
                    " (malformed argument reference)")
     return ref["kind"], ref["index"]
 
@@ -318,8 +335,10 @@ def _check_steps(where: Field, steps: Any, counts: Mapping[str, int]) -> None:
             check_ref(args_field[position], ref, counts)
         if "parallel" in step:
             extents = step["parallel"]
-            if not (isinstance(extents, list) and all(type(n) is int and 0 <= n <= MAX_INT32 for n in extents)):  # noqa: E721
-                field["parallel"].fail("a list of non-negative 32-bit integers", extents, " (malformed parallel extents)")
+            if not (isinstance(extents, list) and
+                    all(type(n) is int and 0 <= n <= MAX_INT32 for n in extents)):  # noqa: E721
+                field["parallel"].fail("a list of non-negative 32-bit integers", extents,
+                                       " (malformed parallel extents)")
 
 
 # -- the files -----------------------------------------------------------------------------------

@@ -12,9 +12,7 @@ import numpy as np
 from .buffers import aligned_empty
 from .errors import ArtifactError, InputError
 from .manifest import MANIFEST_FILE, file_sha256
-from .validate import resolve_inside
-
-CONST_PREFIX = "__const"  # constants the compiler hoisted out of the graph: stored, never trained
+from .validate import CONST_PREFIX, resolve_inside
 
 
 class WeightStore(dict):

@@ -82,9 +82,28 @@ def test_stored_parameter_smaller_than_the_entry_declares(artifact):
 def test_stored_tensor_outside_the_weights_file(artifact):
     target, manifest = artifact
     index = _weight_index(manifest, "fc3.bias")
-    manifest["weights"]["tensors"][index]["offset"] = manifest["files"]["weights.bin"]["size"]
+    manifest["weights"]["tensors"][index]["offset"] = -(-manifest["files"]["weights.bin"]["size"] // 64) * 64
     message = _refused(target, manifest, f"weights.tensors[{index}]")
     assert "inside the weights file" in message
+
+
+def test_stored_tensors_misaligned_or_overlapping(artifact):
+    target, manifest = artifact
+    manifest["weights"]["tensors"][1]["offset"] += 4
+    _refused(target, manifest, "weights.tensors[1].offset: expected a non-negative multiple of 64")
+    manifest = json.loads(json.dumps(artifact[1]))
+    manifest["weights"]["tensors"][1]["offset"] = manifest["weights"]["tensors"][0]["offset"]
+    message = _refused(target, manifest, "weights.tensors[")
+    assert "no other stored tensor uses" in message
+
+
+def test_stored_tensor_of_no_entry_and_missing_constant(artifact):
+    target, manifest = artifact
+    manifest["weights"]["tensors"][0]["name"] = "../canary.bin"
+    _refused(target, manifest, "weights.tensors[0].name: expected the name of a parameter")
+    manifest = json.loads(json.dumps(artifact[1]))
+    _entry(manifest)["params"].append({"name": "__const0", "shape": [1], "dtype": "float32"})
+    _refused(target, manifest, f"entries.predict.params[{len(_entry(manifest)['params']) - 1}].name")
 
 
 def test_stored_tensor_size_that_is_not_shape_times_itemsize(artifact):
@@ -170,7 +189,8 @@ def test_wrong_format_version(artifact, format_version):
     (lambda m: _entry(m).update(steps=5), "entries.predict.steps: expected a list, got 5"),
     (lambda m: _entry(m)["steps"][1].update(args={"kind": "input"}), "entries.predict.steps[1].args: expected a list"),
     (lambda m: _entry(m)["steps"][0]["args"].__setitem__(0, 3), "entries.predict.steps[0].args[0]: expected"),
-    (lambda m: _entry(m)["steps"][0].update(kernel="../evil"), "entries.predict.steps[0].kernel: expected a kernel name"),
+    (lambda m: _entry(m)["steps"][0].update(kernel="../evil"),
+     "entries.predict.steps[0].kernel: expected a kernel name"),
     (lambda m: _entry(m)["steps"][0].pop("kernel"), "entries.predict.steps[0].kernel: missing"),
     (lambda m: _entry(m)["inputs"][0].update(shape="2,1,32,32"), "entries.predict.inputs[0].shape: expected a list"),
     (lambda m: _entry(m)["inputs"][0].update(name=7), "entries.predict.inputs[0].name: expected a non-empty string"),
