@@ -150,12 +150,13 @@ def _unique_names(where: Field, table: list[dict]) -> None:
 def check_manifest(manifest: Any, source: str = "manifest.json") -> None:
     """Check every field of a manifest (types, ranges, paths, sizes, cross references).
 
-    Lexical only: no file is opened (see :func:`check_files` for the files themselves).
+    Lexical only: no file is opened (:func:`aotnn_runtime.manifest.read_manifest` then checks the
+    files themselves, each found inside the artifact by :func:`resolve_inside`).
 
     Raises:
         ArtifactError: the first wrong field, named by its path.
     """
-    from .manifest import FORMAT_NAME, FORMAT_VERSION
+    from .manifest import FORMAT_NAME, FORMAT_VERSION  # here: manifest.py imports this module
     top = Field(source)
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
         raise ArtifactError(f"{source}: format: expected {FORMAT_NAME!r} (this is not an aotnn manifest), got "
@@ -273,6 +274,7 @@ def check_entry(where: Field, record: Any, stored: Mapping[str, tuple], kind: st
         if offset + nbytes > arena:
             field.fail(f"bytes inside the arena (arena_bytes {arena})", f"bytes {offset} to {offset + nbytes}")
     prepared = _specs(where["prepared"], record.get("prepared", []))
+    _check_memory(where, arena + sum(spec[2] for spec in inputs + outputs + prepared))
     counts = {"input": len(inputs), "param": len(params), "buffer": len(buffers), "output": len(outputs),
               "prepared": len(prepared)}
     _check_output_refs(where, record, counts, kind)
@@ -280,6 +282,22 @@ def check_entry(where: Field, record: Any, stored: Mapping[str, tuple], kind: st
     for steps in ("prepare_steps", "steps"):
         if steps in record or steps == "steps":
             _check_steps(*key(where, record, steps), counts)
+
+
+def physical_memory() -> int | None:
+    """This machine's memory in bytes, or None where the system does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _check_memory(where: Field, nbytes: int) -> None:
+    """An entry's inputs, outputs, prepared tensors and arena fit in memory: refused before allocating."""
+    memory = physical_memory()
+    if memory is not None and nbytes > memory:
+        where.fail(f"an entry whose inputs, outputs, prepared tensors and arena fit this machine's memory "
+                   f"({memory} bytes)", nbytes, " bytes")
 
 
 def _check_alignment(where: Field, alignment: Any, dtype: str) -> None:
@@ -364,6 +382,7 @@ def resolve_inside(artifact_dir: str, name: str, where: Field | str = "files") -
 def check_kernel_table(table: Any, manifest: Mapping[str, Any], fmt: str, source: str) -> None:
     """A Vulkan (``aotnn-wgsl``) or CUDA (``aotnn-cuda``) kernel table, and every step of the manifest
     against the kernel it calls: argument count, and each argument's element count and dtype.
+    ``manifest`` has passed :func:`check_manifest`.
 
     Raises:
         ArtifactError: the first wrong field, named by its path in ``source``.

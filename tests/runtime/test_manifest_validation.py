@@ -234,6 +234,16 @@ def test_negative_or_absurd_dimensions(artifact, shape, field):
     _refused(target, manifest, field)
 
 
+def test_entry_larger_than_memory_is_refused_before_allocating(artifact):
+    from aotnn_runtime.validate import physical_memory
+    target, manifest = artifact
+    if physical_memory() is None:
+        pytest.skip("this system does not report its memory")
+    _entry(manifest)["outputs"][0]["shape"] = [physical_memory() // 4 + 1]
+    message = _refused(target, manifest, "entries.predict: expected an entry whose inputs, outputs")
+    assert f"fit this machine's memory ({physical_memory()} bytes)" in message
+
+
 def test_the_builders_artifact_still_loads_and_runs(artifact, lenet_artifact):
     """The validator accepts what the builder writes (the reference: PyTorch, in conftest)."""
     target, _ = artifact
