@@ -277,7 +277,8 @@ def check_entry(where: Field, record: Any, stored: Mapping[str, tuple], kind: st
     _check_memory(where, arena + sum(spec[2] for spec in inputs + outputs + prepared))
     counts = {"input": len(inputs), "param": len(params), "buffer": len(buffers), "output": len(outputs),
               "prepared": len(prepared)}
-    _check_output_refs(where, record, counts, kind)
+    _check_output_refs(where, record, {"input": inputs, "param": params, "buffer": buffer_specs,
+                                       "output": outputs, "prepared": prepared}, kind)
     _check_param_updates(where, record, params, outputs)
     for steps in ("prepare_steps", "steps"):
         if steps in record or steps == "steps":
@@ -318,17 +319,24 @@ def check_ref(where: Field, ref: Any, counts: Mapping[str, int], kinds: tuple[st
     return ref["kind"], ref["index"]
 
 
-def _check_output_refs(where: Field, record: dict, counts: Mapping[str, int], kind: str) -> None:
+def _check_output_refs(where: Field, record: dict, specs: Mapping[str, list], kind: str) -> None:
+    """One reference per output, to a tensor of that output's shape and dtype."""
     field, refs = key(where, record, "output_refs")
-    if len(need_list(field, refs)) != counts["output"]:
-        field.fail(f"one reference per output ({counts['output']})", f"{len(refs)} references")
+    outputs = specs["output"]
+    if len(need_list(field, refs)) != len(outputs):
+        field.fail(f"one reference per output ({len(outputs)})", f"{len(refs)} references")
     kinds = ("input", "param", "output") if kind in GPU_KINDS else ("input", "param", "buffer", "output")
+    counts = {name: len(table) for name, table in specs.items()}
     for index, ref in enumerate(refs):
         ref_kind, ref_index = check_ref(field[index], ref, counts, kinds)
         # an output is read from where the kernels wrote it: the first reference to it
         if ref_kind == "output" and refs[ref_index] != {"kind": "output", "index": ref_index}:
             field[index].fail(f"a reference to an output written in place (output_refs[{ref_index}] is "
                               f"{_show(refs[ref_index])})", ref)
+        shape, dtype, _ = specs[ref_kind][ref_index]
+        if (shape, dtype) != outputs[index][:2]:
+            field[index].fail(f"a tensor of output {index}'s {outputs[index][1]}{list(outputs[index][0])}",
+                              f"{ref_kind} {ref_index} of {dtype}{list(shape)}")
 
 
 def _check_param_updates(where: Field, record: dict, params: list, outputs: list) -> None:

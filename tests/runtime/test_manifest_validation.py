@@ -200,6 +200,9 @@ def test_wrong_format_version(artifact, format_version):
     (lambda m: _entry(m)["output_refs"].append({"kind": "output", "index": 0}), "entries.predict.output_refs"),
     (lambda m: _entry(m)["output_refs"].__setitem__(0, {"kind": "prepared", "index": 0}),
      "entries.predict.output_refs[0]: expected"),
+    (lambda m: _entry(m)["output_refs"].__setitem__(0, {"kind": "input", "index": 0}),
+     "entries.predict.output_refs[0]: expected a tensor of output 0's float32[2, 10], "
+     "got 'input 0 of float32[2, 1, 32, 32]'"),
     (lambda m: _entry(m)["param_updates"].append({"param": 0, "output": 0}), "entries.predict.param_updates[0]"),
     (lambda m: _entry(m)["param_updates"].append({"param": 99, "output": 0}), "entries.predict.param_updates[0].param"),
     (lambda m: m["weights"].update(tensors={}), "weights.tensors: expected a list"),
