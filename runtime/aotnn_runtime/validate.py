@@ -251,20 +251,39 @@ def check_entry(where: Field, record: Any, stored: Mapping[str, tuple], kind: st
     for index, spec in enumerate(record["inputs"]):
         if "alignment" in spec:
             _check_alignment(where["inputs"][index]["alignment"], spec["alignment"], inputs[index][1])
-    for index, spec in enumerate(record["params"]):
-        if spec["name"].startswith(CONST_PREFIX) and spec["name"] not in stored:
-            where["params"][index]["name"].fail("a compiler constant stored in the weights table", spec["name"])
-        if spec["name"] in stored and stored[spec["name"]] != params[index][:2]:
-            shape, dtype = stored[spec["name"]]
-            where["params"][index].fail(f"what the weights table stores for {spec['name']!r}: {dtype}{list(shape)}",
-                                        f"{spec['dtype']}{list(spec['shape'])}")
+    _check_params_against_store(where["params"], record["params"], params, stored)
     arena = need_int(*key(where, record, "arena_bytes"))
     if "unplanned_bytes" in record:
         need_int(where["unplanned_bytes"], record["unplanned_bytes"])
-    buffers_field, buffers = key(where, record, "buffers")
-    buffer_specs = _specs(buffers_field, buffers)
-    for index, (buf, (shape, dtype, nbytes)) in enumerate(zip(buffers, buffer_specs)):
-        field = buffers_field[index]
+    buffers = _check_buffers(*key(where, record, "buffers"), arena)
+    prepared = _specs(where["prepared"], record.get("prepared", []))
+    _check_memory(where, arena + sum(spec[2] for spec in inputs + outputs + prepared))
+    counts = {"input": len(inputs), "param": len(params), "buffer": len(buffers), "output": len(outputs),
+              "prepared": len(prepared)}
+    _check_output_refs(where, record, {"input": inputs, "param": params, "buffer": buffers,
+                                       "output": outputs, "prepared": prepared}, kind)
+    _check_param_updates(where, record, params, outputs)
+    for steps in ("prepare_steps", "steps"):
+        if steps in record or steps == "steps":
+            _check_steps(*key(where, record, steps), counts)
+
+
+def _check_params_against_store(where: Field, table: list[dict], params: list, stored: Mapping[str, tuple]) -> None:
+    """A stored parameter has the shape and dtype the entry declares (kernels read that many bytes)."""
+    for index, spec in enumerate(table):
+        if spec["name"].startswith(CONST_PREFIX) and spec["name"] not in stored:
+            where[index]["name"].fail("a compiler constant stored in the weights table", spec["name"])
+        if spec["name"] in stored and stored[spec["name"]] != params[index][:2]:
+            shape, dtype = stored[spec["name"]]
+            where[index].fail(f"what the weights table stores for {spec['name']!r}: {dtype}{list(shape)}",
+                              f"{spec['dtype']}{list(spec['shape'])}")
+
+
+def _check_buffers(where: Field, buffers: Any, arena: int) -> list[tuple[tuple[int, ...], str, int]]:
+    """The planned intermediates: each 64-byte aligned, of its shape's size, inside the arena."""
+    specs = _specs(where, buffers)
+    for index, (buf, (shape, dtype, nbytes)) in enumerate(zip(buffers, specs)):
+        field = where[index]
         offset_field, offset = key(field, buf, "offset")
         if type(offset) is not int or offset < 0 or offset % ALIGNMENT:  # noqa: E721
             offset_field.fail(f"a non-negative multiple of {ALIGNMENT}", offset)
@@ -273,16 +292,7 @@ def check_entry(where: Field, record: Any, stored: Mapping[str, tuple], kind: st
             nbytes_field.fail(f"{nbytes} (shape {list(shape)} of {dtype})", declared)
         if offset + nbytes > arena:
             field.fail(f"bytes inside the arena (arena_bytes {arena})", f"bytes {offset} to {offset + nbytes}")
-    prepared = _specs(where["prepared"], record.get("prepared", []))
-    _check_memory(where, arena + sum(spec[2] for spec in inputs + outputs + prepared))
-    counts = {"input": len(inputs), "param": len(params), "buffer": len(buffers), "output": len(outputs),
-              "prepared": len(prepared)}
-    _check_output_refs(where, record, {"input": inputs, "param": params, "buffer": buffer_specs,
-                                       "output": outputs, "prepared": prepared}, kind)
-    _check_param_updates(where, record, params, outputs)
-    for steps in ("prepare_steps", "steps"):
-        if steps in record or steps == "steps":
-            _check_steps(*key(where, record, steps), counts)
+    return specs
 
 
 def physical_memory() -> int | None:
