@@ -176,7 +176,11 @@ int main(int argc, char** argv) {
     void* data = calloc(1, size);
     if ((int)i + 1 < argc) {
       FILE* f = fopen(argv[i + 1], "rb");
-      if (f == NULL || fread(data, 1, size, f) != size) { fprintf(stderr, "cannot read %zu bytes from %s\n", size, argv[i + 1]); return 2; }
+      if (f == NULL || fread(data, 1, size, f) != size || fgetc(f) != EOF) {
+        fprintf(stderr, "input %zu: expected a file of exactly %zu bytes, got %s (missing, shorter or longer)\n",
+                i, size, argv[i + 1]);
+        return 2;
+      }
       fclose(f);
     }
     inputs[i] = data;

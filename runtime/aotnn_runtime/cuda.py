@@ -10,7 +10,6 @@ the kernels in order on the default stream and copies the outputs back.
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -19,6 +18,7 @@ import numpy as np
 
 from .errors import ArtifactError, DeviceUnavailableError
 from .module import EntryPoint, Module
+from .validate import read_kernel_table, resolve_inside
 
 KERNELS_FORMAT = "aotnn-cuda"
 NO_DRIVER = ("no CUDA driver: libcuda.so.1 was not found; running a CUDA artifact needs an NVIDIA GPU "
@@ -202,13 +202,11 @@ class CudaModule(Module):
         from .manifest import read_manifest
         self.path = os.fspath(path)
         self.manifest = read_manifest(self.path)
-        table = self._read_json(self.manifest.get("library") or "")
-        if table.get("format") != KERNELS_FORMAT:
-            raise ArtifactError(f"artifact {self.path!r}: {self.manifest.get('library')!r} is not a CUDA kernel table")
+        table = read_kernel_table(self.path, self.manifest, KERNELS_FORMAT)
         self._driver = Driver()
         self.arch = self._driver.arch()
         image_file = table["cubin"] if _cubin_runs(self.arch, table["arch"]) or not table.get("ptx") else table["ptx"]
-        with open(os.path.join(self.path, image_file), "rb") as stream:
+        with open(resolve_inside(self.path, image_file), "rb") as stream:
             image = stream.read() + (b"\0" if image_file.endswith(".ptx") else b"")
         self._module = self._driver.load_module(image)
         functions = {launch["kernel"]: self._driver.function(self._module, launch["kernel"], launch["dynamic_shared_bytes"])
@@ -216,13 +214,6 @@ class CudaModule(Module):
         self.weights = self._load_weights()
         self._entries = {name: CudaEntryPoint(name, record, table, functions, self._driver, self.weights)
                          for name, record in self.manifest["entries"].items()}
-
-    def _read_json(self, name: str) -> dict[str, Any]:
-        try:
-            with open(os.path.join(self.path, name), encoding="utf-8") as stream:
-                return json.load(stream)
-        except (OSError, ValueError) as err:
-            raise ArtifactError(f"artifact {self.path!r}: cannot read its kernel table ({err})") from None
 
     def set_num_threads(self, count: int) -> None:
         """Accepted for interface parity; the GPU schedules its own threads."""

@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 from .errors import ArtifactError
+from .validate import Field, check_manifest, resolve_inside
 
 FORMAT_NAME = "aotnn-artifact"
 FORMAT_VERSION = 1
@@ -23,11 +24,15 @@ def file_sha256(path: str) -> str:
 
 
 def read_manifest(artifact_dir: str) -> dict[str, Any]:
-    """Load ``manifest.json`` from ``artifact_dir`` and check its format and file hashes.
+    """Load ``manifest.json`` from ``artifact_dir``, check every field, then every file it lists.
+
+    Nothing outside ``artifact_dir`` is opened: file names are checked before any file is, and a
+    symbolic link leading out is refused.
 
     Raises:
         ArtifactError: the directory or a file is missing, the JSON is malformed, the format
-            is unknown, or a file's size or hash differs from what the manifest recorded.
+            is unknown, a field is wrong (the message names it), or a file's size or hash differs
+            from what the manifest recorded.
     """
     if not os.path.isdir(artifact_dir):
         raise ArtifactError(f"artifact: expected a directory produced by aotnn, got {artifact_dir!r} "
@@ -36,24 +41,31 @@ def read_manifest(artifact_dir: str) -> dict[str, Any]:
     if not os.path.isfile(path):
         raise ArtifactError(f"artifact {artifact_dir!r}: missing {MANIFEST_FILE}")
     try:
+        path = resolve_inside(artifact_dir, MANIFEST_FILE, MANIFEST_FILE)
         with open(path, encoding="utf-8") as stream:
             manifest = json.load(stream)
-    except (OSError, ValueError) as err:
+    except (OSError, ValueError, RecursionError) as err:
         raise ArtifactError(f"artifact {artifact_dir!r}: {MANIFEST_FILE} is not valid JSON ({err})") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
-        raise ArtifactError(f"artifact {artifact_dir!r}: {MANIFEST_FILE} is not an aotnn manifest")
-    if manifest.get("format_version") != FORMAT_VERSION:
-        raise ArtifactError(f"artifact {artifact_dir!r}: format version {manifest.get('format_version')!r}, "
-                            f"this runtime reads version {FORMAT_VERSION}")
-    for name, record in manifest.get("files", {}).items():
-        file_path = os.path.join(artifact_dir, name)
+    except ArtifactError as err:
+        raise ArtifactError(f"artifact {artifact_dir!r}: {err}") from None
+    try:
+        check_manifest(manifest, MANIFEST_FILE)
+        _check_files(artifact_dir, manifest["files"])
+    except ArtifactError as err:
+        raise ArtifactError(f"artifact {artifact_dir!r}: {err}") from None
+    return manifest
+
+
+def _check_files(artifact_dir: str, files: dict[str, Any]) -> None:
+    """Each listed file: inside the artifact, present, of its recorded size and SHA-256."""
+    for name, record in files.items():
+        file_path = resolve_inside(artifact_dir, name, Field(MANIFEST_FILE, f"files key {name!r}"))
         if not os.path.isfile(file_path):
-            raise ArtifactError(f"artifact {artifact_dir!r}: missing file {name!r}")
+            raise ArtifactError(f"{MANIFEST_FILE}: files: missing file {name!r}")
         size = os.path.getsize(file_path)
         if size != record["size"]:
-            raise ArtifactError(f"artifact {artifact_dir!r}: file {name!r} has {size} bytes, "
+            raise ArtifactError(f"{MANIFEST_FILE}: files.{name}.size: file {name!r} has {size} bytes, "
                                 f"the manifest expects {record['size']} (truncated or replaced)")
         if file_sha256(file_path) != record["sha256"]:
-            raise ArtifactError(f"artifact {artifact_dir!r}: file {name!r} does not match its recorded "
-                                f"SHA-256 (corrupt or replaced)")
-    return manifest
+            raise ArtifactError(f"{MANIFEST_FILE}: files.{name}.sha256: file {name!r} does not match its "
+                                f"recorded SHA-256 (corrupt or replaced)")

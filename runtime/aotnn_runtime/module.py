@@ -396,12 +396,14 @@ class Module:
         self.manifest = read_manifest(self.path)
         target = self.manifest.get("target", {})
         if not self.manifest.get("library"):
-            raise ArtifactError(f"artifact {self.path!r} is a C bundle for {target.get('mtriple', target)}: build it "
-                                f"with its Makefile (the embedded C runtime); aotnn_runtime loads host artifacts only")
+            raise ArtifactError(f"artifact {self.path!r}: manifest.json: library: none, it is a C bundle for "
+                                f"{target.get('mtriple', target)}: build it with its Makefile (the embedded C runtime); "
+                                f"aotnn_runtime loads host artifacts only")
         machine = platform.machine().lower().replace("amd64", "x86_64").replace("arm64", "aarch64")
         triple = str(target.get("mtriple", machine))
         if target.get("kind") == "llvm" and not triple.startswith(machine):
-            raise ArtifactError(f"artifact {self.path!r} holds kernels for {triple}, this machine is {machine}")
+            raise ArtifactError(f"artifact {self.path!r}: manifest.json: target.mtriple: it holds kernels for {triple}, "
+                                f"this machine is {machine}")
         library_path = os.path.join(self.path, self.manifest["library"])
         try:
             self._library = tvm_ffi.load_module(library_path)

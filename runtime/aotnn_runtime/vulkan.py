@@ -9,7 +9,6 @@ only writes the inputs, records all dispatches in one command encoder, and reads
 """
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -19,6 +18,7 @@ import numpy as np
 
 from .errors import ArtifactError, DeviceUnavailableError
 from .module import EntryPoint, Module
+from .validate import read_kernel_table
 
 KERNELS_FORMAT = "aotnn-wgsl"
 NO_ADAPTER = "no Vulkan adapter: install mesa-vulkan-drivers (lavapipe) or a GPU driver"
@@ -304,15 +304,7 @@ class VulkanModule(Module):
                          for name, record in self.manifest["entries"].items()}
 
     def _read_table(self) -> dict[str, Any]:
-        path = os.path.join(self.path, self.manifest.get("library") or "")
-        try:
-            with open(path, encoding="utf-8") as stream:
-                table = json.load(stream)
-        except (OSError, ValueError) as err:
-            raise ArtifactError(f"artifact {self.path!r}: cannot read its kernel table ({err})") from None
-        if table.get("format") != KERNELS_FORMAT:
-            raise ArtifactError(f"artifact {self.path!r}: {self.manifest.get('library')!r} is not a WGSL kernel table")
-        return table
+        return read_kernel_table(self.path, self.manifest, KERNELS_FORMAT)
 
     @property
     def device_name(self) -> str:

@@ -12,10 +12,10 @@ from .buffers import aligned_empty
 from .errors import ArtifactError, InputError
 from .manifest import MANIFEST_FILE, file_sha256
 from .owned_files import TEMP_KIND, atomic_write, create_owned_file, remove_path, remove_stale
+from .validate import CONST_PREFIX, resolve_inside
 
 BUILT_WEIGHTS_FILE = "weights.bin"  # the name the build gives the weights file
 WEIGHTS_KIND = "weights-"  # name prefix of the weights files save_into_artifact writes
-CONST_PREFIX = "__const"  # constants the compiler hoisted out of the graph: stored, never trained
 
 
 class WeightStore(dict):
@@ -49,7 +49,7 @@ def read_weights(artifact_dir: str, manifest: Mapping[str, Any]) -> WeightStore:
     store = WeightStore()
     if not table:
         return store
-    path = os.path.join(artifact_dir, table["file"])
+    path = resolve_inside(artifact_dir, table["file"], "weights.file")
     if not os.path.isfile(path):
         raise ArtifactError(f"artifact {artifact_dir!r}: missing weights file {table['file']!r}")
     blob = np.fromfile(path, dtype=np.uint8)
@@ -74,6 +74,7 @@ def save_into_artifact(artifact_dir: str, manifest: dict[str, Any], store: Weigh
     table = manifest.get("weights")
     if not table:
         raise ArtifactError(f"artifact {artifact_dir!r} stores no weights to update")
+    resolve_inside(artifact_dir, table["file"], "weights.file")  # never write or remove outside
     _remove_orphans(artifact_dir, manifest)
     size = max(r["offset"] + r["nbytes"] for r in table["tensors"])
     blob = np.zeros(size, np.uint8)

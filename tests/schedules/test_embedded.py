@@ -45,6 +45,19 @@ def test_x86_bundle_runs_natively(lenet):
     np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
 
 
+def test_x86_bundle_refuses_input_files_of_another_size(lenet):
+    """The example program reads raw inputs: a file one element short or long is refused, naming it."""
+    from aotnn_runtime.manifest import read_manifest
+    net, x, _, tmp = lenet
+    path = aotnn.export(net, aotnn.Tensor(x), file_name=str(tmp / "lenet_sizes"), file_format="BUNDLE")
+    assert read_manifest(path)["library"] is None  # the bundle's manifest passes the runtime's checks
+    subprocess.run(["make", "-s", "-j2"], cwd=path, check=True, capture_output=True, text=True)
+    for wrong in (x.ravel()[:-1], np.concatenate([x.ravel(), [0]]).astype(np.float32)):
+        wrong.tofile(os.path.join(path, "wrong.bin"))
+        done = subprocess.run(["./model", "wrong.bin"], cwd=path, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and f"exactly {x.nbytes} bytes, got wrong.bin" in done.stderr, done.stderr
+
+
 @needs_cross
 def test_aarch64_lenet_matches_x86(lenet):
     net, x, ref, tmp = lenet
