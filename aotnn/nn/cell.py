@@ -162,7 +162,7 @@ class Cell:
         if relay_frontend.current() is not None:
             return self._construct_with_precision(args, kwargs)
         args = tuple(Tensor(a) if isinstance(a, np.ndarray) else a for a in args)
-        if not self._names_checked:
+        if not self.__dict__.get("_names_checked", False):  # (cells pickled before the flag existed)
             self.check_names_and_refresh_name()
             object.__setattr__(self, "_names_checked", True)
         for hook in list(self._forward_pre_hooks.values()):

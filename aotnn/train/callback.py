@@ -101,3 +101,15 @@ class LossMonitor(Callback):
             raise ValueError(f"epoch {params.cur_epoch_num} step {params.cur_step_num}: loss is {value}")
         if self._every and params.cur_step_num % self._every == 0:
             print(f"epoch: {params.cur_epoch_num} step: {params.cur_step_num}, loss is {value}")
+
+
+_ELSEWHERE = {"TimeMonitor": "time_monitor", "ModelCheckpoint": "checkpoint_callback",
+              "CheckpointConfig": "checkpoint_callback"}
+
+
+def __getattr__(name: str):
+    """``mindspore.train.callback`` also holds the callbacks that live in their own modules here."""
+    if name in _ELSEWHERE:
+        import importlib
+        return getattr(importlib.import_module(f"{__package__}.{_ELSEWHERE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -74,3 +74,19 @@ def test_transforms_and_stubs():
         vision.Decode()
     with pytest.raises(NotImplementedError, match="ImageFolderDataset"):
         ds.ImageFolderDataset("somewhere")
+
+
+def test_older_module_paths_resolve_through_the_aliases():
+    from aotnn.compat import install_mindspore_aliases, uninstall_mindspore_aliases
+    install_mindspore_aliases()
+    try:
+        import mindspore.dataset.transforms.c_transforms as c_transforms
+        import mindspore.dataset.vision.c_transforms as c_vision
+        from mindspore.train.callback import CheckpointConfig, ModelCheckpoint, TimeMonitor
+    finally:
+        uninstall_mindspore_aliases()
+    assert c_vision.HWC2CHW is vision.HWC2CHW and c_transforms.OneHot is transforms.OneHot
+    from aotnn.train import checkpoint_callback, time_monitor
+    assert (ModelCheckpoint, CheckpointConfig) == (checkpoint_callback.ModelCheckpoint,
+                                                   checkpoint_callback.CheckpointConfig)
+    assert TimeMonitor is time_monitor.TimeMonitor

@@ -74,3 +74,6 @@ for _name in ("Concatenate", "Fill", "Mask", "PadEnd", "RandomApply", "RandomCho
               "Unique", "Plugin"):
     globals()[_name] = unimplemented(_name, "mindspore.dataset.transforms")
 del _name
+
+
+__all__ = [_n for _n in dir() if not _n.startswith("_") and _n[0].isupper()]

@@ -92,3 +92,6 @@ for _name in ("Decode", "Resize", "CenterCrop", "RandomCrop", "RandomResizedCrop
               "MixUpBatch", "ToType", "Grayscale", "RandAugment", "AutoAugment", "TrivialAugmentWide"):
     globals()[_name] = unimplemented(_name, "mindspore.dataset.vision", _NO_CODEC)
 del _name
+
+
+__all__ = [_n for _n in dir() if not _n.startswith("_") and _n[0].isupper()]
