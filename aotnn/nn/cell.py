@@ -26,6 +26,11 @@ _STRUCTURE_VERSION = itertools.count()
 _version = [0]
 
 
+def _is_generated_name(name: str) -> bool:
+    """A name the Parameter got for lack of one (MindSpore: 'Parameter#<n>'; aotnn: 'Parameter')."""
+    return name == "Parameter" or name.startswith("Parameter#")
+
+
 class _HookHandle:
     """Returned by ``register_*_hook``; ``remove()`` unregisters the hook."""
     _ids = itertools.count()
@@ -59,7 +64,7 @@ class Cell:
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_backward_hooks", OrderedDict())
         object.__setattr__(self, "_auto_prefix", auto_prefix)
-        object.__setattr__(self, "_param_prefix", "")  # this cell's path inside its parents, e.g. 'blocks.'
+        object.__setattr__(self, "_names_checked", False)
         object.__setattr__(self, "training", False)
         object.__setattr__(self, "requires_grad", False)
         object.__setattr__(self, "_mixed_precision", None)
@@ -83,15 +88,13 @@ class Cell:
         for table in ("_params", "_cells", "_buffers"):
             self.__dict__[table].pop(name, None)
         if isinstance(value, Parameter):
-            if self._param_prefix:  # inside a parent: the attribute path, whatever it was created with
-                value.name = self._param_prefix + name
-            elif not value._user_named or value.name == "Parameter":
+            if _is_generated_name(value.name):  # MindSpore: only a parameter created without a name is renamed
                 value.name = name
             self._params[name] = value
             self.__dict__.pop(name, None)
         elif isinstance(value, Cell):
             if self._auto_prefix:
-                value._rename_parameters(self._param_prefix + name + ".")
+                value.update_parameters_name(name + ".")
             self._cells[name] = value
             self.__dict__.pop(name, None)
         elif isinstance(value, Buffer):
@@ -109,16 +112,37 @@ class Cell:
                 return
         object.__delattr__(self, name)
 
-    def _rename_parameters(self, prefix: str) -> None:
-        for path, cell in self.cells_and_names():  # remembered so that cells added later get the full path
-            object.__setattr__(cell, "_param_prefix", prefix + path + "." if path else prefix)
-        for path, param in self.parameters_and_names():
+    def update_parameters_name(self, prefix: str = "", recurse: bool = True) -> None:
+        """Name every parameter ``prefix`` + its path in this cell (MindSpore renames a cell's parameters so
+        when the cell becomes an attribute of another; the path, not the current name, follows the prefix).
+
+        Args:
+            prefix (str): The prefix. Default: ``''``.
+            recurse (bool): Include sub-cells' parameters. Default: ``True``.
+        Raises:
+            TypeError: ``prefix`` is not a str.
+        """
+        if not isinstance(prefix, str):
+            raise TypeError(f"prefix: expected a str, got {type(prefix).__name__}")
+        for path, param in self.parameters_and_names(expand=recurse):
             param.name = prefix + path
 
-    def update_parameters_name(self, prefix: str = "", recurse: bool = True) -> None:
-        """Prefix every parameter name with ``prefix``."""
-        for param in self.get_parameters(expand=recurse):
-            param.name = prefix + param.name
+    def check_names(self) -> None:
+        """Raise ValueError when two parameters share a name."""
+        names: set[str] = set()
+        for path, param in self.parameters_and_names():
+            if param.name in names:
+                raise ValueError(f"The value of {path} is {param}, its name '{param.name}' already exists. "
+                                 "Please set a unique name for the parameter.")
+            names.add(param.name)
+
+    def check_names_and_refresh_name(self) -> None:
+        """When two parameters share a name, rename all of them by their path (MindSpore does this when a
+        cell is first called)."""
+        names = [param.name for _, param in self.parameters_and_names()]
+        if len(set(names)) < len(names):
+            self.update_parameters_name()
+            self.check_names()
 
     # -- calling ------------------------------------------------------------------------------
     def construct(self, *args: Any, **kwargs: Any) -> Any:
@@ -138,6 +162,9 @@ class Cell:
         if relay_frontend.current() is not None:
             return self._construct_with_precision(args, kwargs)
         args = tuple(Tensor(a) if isinstance(a, np.ndarray) else a for a in args)
+        if not self.__dict__.get("_names_checked", False):  # (cells pickled before the flag existed)
+            self.check_names_and_refresh_name()
+            object.__setattr__(self, "_names_checked", True)
         for hook in list(self._forward_pre_hooks.values()):
             new_args = hook(self, args)
             if new_args is not None:
@@ -215,7 +242,7 @@ class Cell:
             raise KeyError(f"param_name: must not contain '.', got {param_name!r}")
         if not isinstance(param, Parameter) and param is not None:
             raise TypeError(f"param: expected a Parameter, got {type(param).__name__}")
-        if param is not None and param.name == "Parameter":
+        if param is not None and _is_generated_name(param.name):
             param.name = param_name
         _version[0] = next(_STRUCTURE_VERSION)
         self._params[param_name] = param

@@ -24,14 +24,61 @@ class RunContext:
 
 
 class Callback:
-    """Base class: override any of the hooks."""
+    """Base class: override any of the hooks.
 
-    def on_train_begin(self, run_context: RunContext) -> None: ...
-    def on_train_epoch_begin(self, run_context: RunContext) -> None: ...
-    def on_train_step_begin(self, run_context: RunContext) -> None: ...
-    def on_train_step_end(self, run_context: RunContext) -> None: ...
-    def on_train_epoch_end(self, run_context: RunContext) -> None: ...
-    def on_train_end(self, run_context: RunContext) -> None: ...
+    As in MindSpore 2.x, the ``on_train_*`` and ``on_eval_*`` hooks call the older names (``begin``,
+    ``epoch_begin``, ``step_begin``, ``step_end``, ``epoch_end``, ``end``) unless overridden, so callbacks
+    written for either style run.
+    """
+
+    def begin(self, run_context: RunContext) -> None: ...
+    def epoch_begin(self, run_context: RunContext) -> None: ...
+    def step_begin(self, run_context: RunContext) -> None: ...
+    def step_end(self, run_context: RunContext) -> None: ...
+    def epoch_end(self, run_context: RunContext) -> None: ...
+    def end(self, run_context: RunContext) -> None: ...
+
+    def on_train_begin(self, run_context: RunContext) -> None:
+        self.begin(run_context)
+
+    def on_train_epoch_begin(self, run_context: RunContext) -> None:
+        self.epoch_begin(run_context)
+
+    def on_train_step_begin(self, run_context: RunContext) -> None:
+        self.step_begin(run_context)
+
+    def on_train_step_end(self, run_context: RunContext) -> None:
+        self.step_end(run_context)
+
+    def on_train_epoch_end(self, run_context: RunContext) -> None:
+        self.epoch_end(run_context)
+
+    def on_train_end(self, run_context: RunContext) -> None:
+        self.end(run_context)
+
+    def on_eval_begin(self, run_context: RunContext) -> None:
+        self.begin(run_context)
+
+    def on_eval_epoch_begin(self, run_context: RunContext) -> None:
+        self.epoch_begin(run_context)
+
+    def on_eval_step_begin(self, run_context: RunContext) -> None:
+        self.step_begin(run_context)
+
+    def on_eval_step_end(self, run_context: RunContext) -> None:
+        self.step_end(run_context)
+
+    def on_eval_epoch_end(self, run_context: RunContext) -> None:
+        self.epoch_end(run_context)
+
+    def on_eval_end(self, run_context: RunContext) -> None:
+        self.end(run_context)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        return None
 
 
 class LossMonitor(Callback):
@@ -54,3 +101,15 @@ class LossMonitor(Callback):
             raise ValueError(f"epoch {params.cur_epoch_num} step {params.cur_step_num}: loss is {value}")
         if self._every and params.cur_step_num % self._every == 0:
             print(f"epoch: {params.cur_epoch_num} step: {params.cur_step_num}, loss is {value}")
+
+
+_ELSEWHERE = {"TimeMonitor": "time_monitor", "ModelCheckpoint": "checkpoint_callback",
+              "CheckpointConfig": "checkpoint_callback"}
+
+
+def __getattr__(name: str):
+    """``mindspore.train.callback`` also holds the callbacks that live in their own modules here."""
+    if name in _ELSEWHERE:
+        import importlib
+        return getattr(importlib.import_module(f"{__package__}.{_ELSEWHERE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

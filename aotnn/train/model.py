@@ -12,6 +12,13 @@ from .callback import Callback, RunContext
 from .loss_scale_manager import LossScaleManager
 
 
+def _dataset_size(dataset: Any) -> int:
+    """Steps per epoch: ``get_dataset_size()`` of a dataset, ``len()`` of a list; 0 when unknown."""
+    if hasattr(dataset, "get_dataset_size"):
+        return int(dataset.get_dataset_size())
+    return len(dataset) if hasattr(dataset, "__len__") else 0
+
+
 def _batches(dataset: Any) -> Iterable[tuple]:
     """Items of a dataset: an object with ``create_tuple_iterator()`` or an iterable of tuples."""
     source = dataset.create_tuple_iterator() if hasattr(dataset, "create_tuple_iterator") else dataset
@@ -125,7 +132,11 @@ class Model:
             raise ValueError(f"epoch: expected a positive int, got {epoch!r}")
         callbacks = [] if callbacks is None else ([callbacks] if isinstance(callbacks, Callback) else list(callbacks))
         params = SimpleNamespace(train_network=self._train_network, epoch_num=epoch, cur_epoch_num=initial_epoch,
-                                 cur_step_num=0, net_outputs=None, batch_num=0)
+                                 cur_step_num=0, net_outputs=None, batch_num=_dataset_size(train_dataset),
+                                 optimizer=self._optimizer, network=self._network, train_dataset=train_dataset,
+                                 loss_fn=self._loss_fn, list_callback=callbacks, mode="train",
+                                 dataset_sink_mode=dataset_sink_mode, parallel_mode="stand_alone",
+                                 device_number=1)
         context = RunContext(params)
         self._train_network.set_train(True)
         for cb in callbacks:
@@ -152,21 +163,42 @@ class Model:
         self._train_network.set_train(False)
 
     def eval(self, valid_dataset: Any, callbacks=None, dataset_sink_mode: bool = False) -> dict[str, Any]:
-        """Evaluate the metrics over ``valid_dataset``; returns ``{name: value}``."""
+        """Evaluate the metrics over ``valid_dataset``; returns ``{name: value}``.
+
+        Callbacks get the ``on_eval_*`` hooks (``cur_step_num``, ``net_outputs``, ``batch_num``, ``metrics``).
+        """
         if self._eval_network is None:
             raise ValueError("eval: the Model has no loss_fn or eval_network")
+        callbacks = [] if callbacks is None else ([callbacks] if isinstance(callbacks, Callback) else list(callbacks))
+        params = SimpleNamespace(eval_network=self._eval_network, valid_dataset=valid_dataset, cur_step_num=0,
+                                 cur_epoch_num=1, epoch_num=1, batch_num=_dataset_size(valid_dataset),
+                                 net_outputs=None, metrics=None, mode="eval", list_callback=callbacks)
+        context = RunContext(params)
         self._eval_network.set_train(False)
         for metric in self._metrics.values():
             metric.clear()
+        for cb in callbacks:
+            cb.on_eval_begin(context)
+            cb.on_eval_epoch_begin(context)
         loss_index, output_index, label_index = self._eval_indexes or (0, 1, 2)
         for batch in _batches(valid_dataset):
+            params.cur_step_num += 1
+            for cb in callbacks:
+                cb.on_eval_step_begin(context)
             outputs = self._eval_network(*batch)
+            params.net_outputs = outputs
             for name, metric in self._metrics.items():
                 if type(metric).__name__ == "Loss":
                     metric.update(outputs[loss_index])
                 else:
                     metric.update(outputs[output_index], outputs[label_index])
-        return {name: metric.eval() for name, metric in self._metrics.items()}
+            for cb in callbacks:
+                cb.on_eval_step_end(context)
+        params.metrics = {name: metric.eval() for name, metric in self._metrics.items()}
+        for cb in callbacks:
+            cb.on_eval_epoch_end(context)
+            cb.on_eval_end(context)
+        return params.metrics
 
     def predict(self, *predict_data: Any) -> Any:
         """The network's output for ``predict_data`` (inference mode)."""

@@ -1,7 +1,10 @@
 """Saving and loading parameters: MindSpore's ``save_checkpoint``, ``load_checkpoint``, ``load_param_into_net``.
 
 Files are MindSpore ``.ckpt`` files (see :mod:`aotnn.train.checkpoint_format`), readable by MindSpore and
-the other way round. Parameters of a Cell are keyed by the names ``Cell.parameters_and_names()`` yields.
+the other way round. Parameters of a Cell are keyed by their ``Parameter.name``, as MindSpore keys them: that
+is the attribute path for most networks, but not for cells appended to a CellList after the list was
+assigned (``0.blocks.0.norm1.gamma`` under the path ``layers.0.blocks.0.norm1.gamma``), see
+:meth:`aotnn.nn.Cell.update_parameters_name`.
 """
 from __future__ import annotations
 
@@ -54,13 +57,17 @@ def _is_cell(obj: Any) -> bool:
 
 
 def _net_parameters(net: Any) -> List[Tuple[str, Any]]:
-    """(name, Parameter) pairs of a Cell, each parameter once."""
-    seen, pairs = set(), []
-    for name, param in net.parameters_and_names():
+    """(Parameter.name, Parameter) pairs of a Cell, each parameter once (a repeated name: the last one)."""
+    seen, by_name = set(), {}
+    for path, param in net.parameters_and_names():
         if id(param) not in seen:
             seen.add(id(param))
-            pairs.append((name, param))
-    return pairs
+            if param.name in by_name:
+                logger.warning("save_checkpoint: parameters %r and another share the name %r; only one is saved "
+                               "(as MindSpore does). Call the network once, or check_names_and_refresh_name(), "
+                               "to name them by path.", path, param.name)
+            by_name[param.name] = param
+    return list(by_name.items())
 
 
 def _as_array(name: str, value: Any) -> np.ndarray:
@@ -320,30 +327,27 @@ def _update_param(name: str, param: Any, value: Any, strict_load: bool) -> None:
     param.set_data(tensor_cls(array))
 
 
-def _load_with_prefix(net_params: List[Tuple[str, Any]], parameter_dict: Dict[str, Any], param_not_load: List[str],
-                      ckpt_not_load: List[str], strict_load: bool) -> None:
-    """MindSpore's fallback: find a prefix p with p + net_name in the checkpoint and load those parameters."""
-    while param_not_load:
-        prefix = None
-        for net_name in param_not_load:
-            prefix = next((key[:-len(net_name)] for key in parameter_dict
-                           if key != net_name and key.endswith(net_name)), None)
-            if prefix is not None:
+def _load_with_prefix(net: Any, parameter_dict: Dict[str, Any], param_not_load: List[str],
+                      strict_load: bool) -> None:
+    """MindSpore's fallback: a checkpoint key ending with a missing name gives a prefix p; every missing
+    parameter whose p + name is in the checkpoint loads from there; repeat while a new prefix turns up."""
+    prefix, longest = "", param_not_load[0]
+    while prefix != longest and param_not_load:
+        prefix = longest
+        for name in param_not_load:
+            found = next((key for key in parameter_dict if key.endswith(name)), None)
+            if found is not None:
+                prefix = found[:-len(name)]
                 break
-        if prefix is None:
+        if prefix == longest:
             return
-        loaded = False
-        for net_name, param in net_params:
-            key = prefix + net_name
-            if net_name in param_not_load and key in parameter_dict and not isinstance(parameter_dict[key], str):
-                _update_param(net_name, param, parameter_dict[key], strict_load)
-                param_not_load.remove(net_name)
-                if key in ckpt_not_load:
-                    ckpt_not_load.remove(key)
-                loaded = True
-        if not loaded:
-            return
-        logger.warning("load_param_into_net: removed the checkpoint name prefix %r to load parameters.", prefix)
+        logger.warning(f"For 'load_param_into_net', remove parameter prefix name: {prefix}, continue to load.")
+        for _, param in net.parameters_and_names():
+            key = prefix + param.name
+            if param.name in param_not_load and key in parameter_dict:
+                if not isinstance(parameter_dict[key], str):
+                    _update_param(param.name, param, parameter_dict[key], strict_load)
+                param_not_load.remove(param.name)
 
 
 def load_param_into_net(net: Any, parameter_dict: Dict[str, Any],
@@ -351,15 +355,18 @@ def load_param_into_net(net: Any, parameter_dict: Dict[str, Any],
     """
     Load parameters into a network.
 
-    Each parameter of `net` (named as ``net.parameters_and_names()`` yields, or by its own ``name``) takes the
-    value of the same key in `parameter_dict`. When `strict_load` is False, float values convert to the
+    Each parameter of `net` takes the value of the key equal to its ``Parameter.name`` (MindSpore 2.x's names,
+    which :func:`save_checkpoint` writes). When `strict_load` is False, float values convert to the
     parameter's float dtype (and int to int), and parameters still missing are looked up under a common name
-    prefix of the checkpoint (MindSpore's rule, for checkpoints saved from a wrapping Cell).
+    prefix of the checkpoint (MindSpore's rule, for checkpoints saved from a wrapping Cell). Parameters left
+    unloaded are logged as warnings (two lines: their count, then their names) and returned; as in
+    MindSpore 2.10 this is not an error, with `strict_load` either.
 
     Args:
         net (Cell): The network.
         parameter_dict (dict): name -> Parameter/Tensor/numpy array, as :func:`load_checkpoint` returns.
-        strict_load (bool): Exact names and dtypes only. Default: ``False``.
+        strict_load (bool): Exact names and dtypes only: no prefix fallback, and a dtype mismatch raises.
+            Default: ``False``.
 
     Returns:
         - param_not_load (list[str]), names of the network parameters that were not loaded.
@@ -383,23 +390,26 @@ def load_param_into_net(net: Any, parameter_dict: Dict[str, Any],
             raise TypeError("For 'load_param_into_net', the elements of 'parameter_dict' should be str -> "
                             f"Parameter, but got {type(key).__name__} -> {type(value).__name__}.")
     _check_bool(strict_load, "strict_load", "load_param_into_net")
-    net_params = _net_parameters(net)
     param_not_load: List[str] = []
-    ckpt_not_load = [key for key in parameter_dict if key != "random_op"]
-    for name, param in net_params:
-        own_name = getattr(param, "name", None)
-        key = name if name in parameter_dict else own_name if own_name in parameter_dict else None
-        if key is None:
-            param_not_load.append(name)
+    ckpt_not_load = list(parameter_dict)
+    seen = set()
+    for _, param in net.parameters_and_names():
+        if id(param) in seen:
             continue
-        if isinstance(parameter_dict[key], str):
+        seen.add(id(param))
+        if param.name not in parameter_dict:
+            if not param.name.startswith("accu_grads"):
+                param_not_load.append(param.name)
             continue
-        _update_param(name, param, parameter_dict[key], strict_load)
-        if key in ckpt_not_load:
-            ckpt_not_load.remove(key)
+        if not isinstance(parameter_dict[param.name], str):
+            _update_param(param.name, param, parameter_dict[param.name], strict_load)
+        if param.name in ckpt_not_load:
+            ckpt_not_load.remove(param.name)
     if param_not_load and not strict_load:
-        _load_with_prefix(net_params, parameter_dict, param_not_load, ckpt_not_load, strict_load)
+        _load_with_prefix(net, parameter_dict, param_not_load, strict_load)
     if param_not_load:
-        logger.warning("load_param_into_net: %d parameters of the net are not loaded: %s",
-                       len(param_not_load), param_not_load)
+        logger.warning("For 'load_param_into_net', {} parameters in the 'net' are not loaded, because they are not "
+                       "in the 'parameter_dict', please check whether the network structure is consistent when "
+                       "training and loading checkpoint.".format(len(param_not_load)))
+        logger.warning("{} are not loaded.".format(param_not_load))
     return param_not_load, ckpt_not_load

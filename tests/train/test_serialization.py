@@ -214,7 +214,8 @@ def test_prefix_fallback():
             "network.fc.bias": Parameter(np.ones(2, np.float32), name="network.fc.bias"),
             "moments.fc.weight": Parameter(np.ones((2, 2), np.float32), name="moments.fc.weight")}
     not_loaded, ckpt_not_loaded = load_param_into_net(net, ckpt)
-    assert not_loaded == [] and ckpt_not_loaded == ["moments.fc.weight"]
+    # MindSpore 2.10 (measured): the prefix fallback loads but does not strike keys from ckpt_not_load
+    assert not_loaded == [] and ckpt_not_loaded == list(ckpt)
     assert (net.parameters_dict()["fc.bias"].asnumpy() == 1).all()
     net2 = FakeCell(**{"fc.weight": np.zeros((2, 2), np.float32)})
     assert load_param_into_net(net2, ckpt, strict_load=True) == (["fc.weight"], list(ckpt))

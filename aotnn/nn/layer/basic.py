@@ -9,6 +9,7 @@ from ...common.initializer import initializer
 from ...common.parameter import Parameter
 from ..cell import Cell
 from ._checks import check_bool, strict_positive_int
+from ._default_init import default_bias_init, default_weight_init
 
 
 class Flatten(Cell):
@@ -24,8 +25,9 @@ class Dense(Cell):
     Args:
         in_channels: input features.
         out_channels: output features.
-        weight_init: initializer of the (out_channels, in_channels) weight. Default: 'normal'.
-        bias_init: initializer of the bias. Default: 'zeros'.
+        weight_init: initializer of the (out_channels, in_channels) weight. Default: None, MindSpore 2.x's
+            HeUniform(negative_slope=sqrt(5)), i.e. U(-1/sqrt(in_channels), 1/sqrt(in_channels)).
+        bias_init: initializer of the bias. Default: None, Uniform(1 / sqrt(in_channels)) (MindSpore 2.x).
         has_bias: whether to add a bias. Default: True.
         activation: None, an activation name ('relu', 'softmax'...), a Cell or a Primitive (``ops.ReLU()``).
         dtype: parameter dtype. Default: float32.
@@ -35,14 +37,16 @@ class Dense(Cell):
         ValueError: non-positive channel counts, or a weight/bias Tensor of the wrong shape.
     """
 
-    def __init__(self, in_channels: int, out_channels: int, weight_init="normal", bias_init="zeros",
+    def __init__(self, in_channels: int, out_channels: int, weight_init=None, bias_init=None,
                  has_bias: bool = True, activation=None, dtype=mstype.float32):
         super().__init__()
         self.in_channels = strict_positive_int(in_channels, "in_channels", "Dense")
         self.out_channels = strict_positive_int(out_channels, "out_channels", "Dense")
         self.has_bias = check_bool(has_bias, "has_bias", "Dense")
-        self.weight = Parameter(initializer(weight_init, [out_channels, in_channels], dtype), name="weight")
-        self.bias = Parameter(initializer(bias_init, [out_channels], dtype), name="bias") if has_bias else None
+        self.weight = Parameter(initializer(default_weight_init(weight_init), [out_channels, in_channels], dtype),
+                                name="weight")
+        self.bias = Parameter(initializer(default_bias_init(bias_init, self.in_channels), [out_channels], dtype),
+                              name="bias") if has_bias else None
         self.activation = _activation(activation)
         self.activation_flag = self.activation is not None
 

@@ -19,6 +19,7 @@ from ...common.tensor import Tensor
 from ...ops.primitives import Primitive
 from ..cell import Cell
 from ._checks import check_bool, strict_positive_int
+from ._default_init import default_bias_init, default_weight_init, weight_fan_in
 from .normalization import BatchNorm2d
 
 __all__ = ['Conv1d', 'Conv2d', 'Conv3d', 'Conv1dTranspose', 'Conv2dTranspose', 'Conv3dTranspose',
@@ -103,9 +104,12 @@ class _Conv(Cell):
         self.data_format = data_format
         self.weight_init, self.bias_init = weight_init, bias_init
         shape = self._weight_shape()
-        self.weight = Parameter(initializer(weight_init, shape, dtype), name="weight")
-        bias_value = initializer("zeros" if bias_init is None else bias_init, [out_channels], dtype)
-        self.bias = Parameter(bias_value, name="bias") if self.has_bias else None
+        self.weight = Parameter(initializer(default_weight_init(weight_init), shape, dtype), name="weight")
+        if self.has_bias:
+            bias_value = initializer(default_bias_init(bias_init, weight_fan_in(shape)), [out_channels], dtype)
+            self.bias = Parameter(bias_value, name="bias")
+        else:
+            self.bias = None
 
     def _weight_shape(self) -> list[int]:
         if self._transposed:
@@ -142,9 +146,10 @@ class Conv2d(_Conv):
         group (int): groups; in and out channels must divide by it (group == channels: depthwise). Default: 1.
         has_bias (bool): whether to add a bias. Default: False.
         weight_init (Union[Tensor, str, Initializer, numbers.Number]): initializer of the weight,
-            (out, in/group, kh, kw), or (out, kh, kw, in/group) for NHWC. Default: 'normal'.
-        bias_init (Union[Tensor, str, Initializer, numbers.Number]): initializer of the bias; None means
-            'zeros'. Default: None.
+            (out, in/group, kh, kw), or (out, kh, kw, in/group) for NHWC. Default: None, MindSpore 2.x's
+            HeUniform(negative_slope=sqrt(5)) over fan_in.
+        bias_init (Union[Tensor, str, Initializer, numbers.Number]): initializer of the bias. Default: None,
+            Uniform(1 / sqrt(fan_in)) (MindSpore 2.x).
         data_format (str): 'NCHW' or 'NHWC'. Default: 'NCHW'.
         dtype (mindspore.dtype): parameter dtype. Default: float32.
 
@@ -162,7 +167,7 @@ class Conv2d(_Conv):
     """
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same", padding=0, dilation=1,
-                 group=1, has_bias=False, weight_init="normal", bias_init=None, data_format="NCHW",
+                 group=1, has_bias=False, weight_init=None, bias_init=None, data_format="NCHW",
                  dtype=mstype.float32):
         if data_format not in ("NCHW", "NHWC"):
             raise ValueError(f"For 'Conv2d', the 'data_format' must be 'NCHW' or 'NHWC', but got {data_format!r}.")
@@ -181,7 +186,8 @@ class Conv1d(_Conv):
     Args:
         kernel_size (int): kernel width k. ``stride`` (int, default 1), ``dilation`` (int, default 1).
         padding (Union[int, tuple[int]]): with 'pad': an int or (left, right). Default: 0.
-        weight_init: initializer of the (out, in/group, 1, k) weight (a 3-D Tensor is accepted). Default: 'normal'.
+        weight_init: initializer of the (out, in/group, 1, k) weight (a 3-D Tensor is accepted). Default: None
+            (as :class:`Conv2d`).
         Others as :class:`Conv2d` (no data_format).
 
     Inputs:
@@ -199,7 +205,7 @@ class Conv1d(_Conv):
     _padding_lengths = (1, 2)
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same", padding=0, dilation=1,
-                 group=1, has_bias=False, weight_init="normal", bias_init=None, dtype=mstype.float32):
+                 group=1, has_bias=False, weight_init=None, bias_init=None, dtype=mstype.float32):
         for name, value in (("kernel_size", kernel_size), ("stride", stride), ("dilation", dilation)):
             _int_tuple(value, 1, name, "Conv1d")
         # MindSpore runs 1-D as 2-D on a height-1 image and keeps the (1, k) sizes
@@ -236,7 +242,7 @@ class Conv3d(_Conv):
     _padding_lengths = (3, 6)
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same", padding=0, dilation=1,
-                 group=1, has_bias=False, weight_init="normal", bias_init=None, data_format="NCDHW",
+                 group=1, has_bias=False, weight_init=None, bias_init=None, data_format="NCDHW",
                  dtype=mstype.float32):
         if data_format != "NCDHW":
             raise ValueError(f"For 'Conv3d', the 'data_format' must be 'NCDHW', but got {data_format!r}.")
@@ -271,7 +277,8 @@ class Conv2dTranspose(_ConvTranspose):
     Args:
         in_channels (int), out_channels (int), kernel_size, stride, pad_mode, padding, dilation, group, has_bias,
             bias_init: as :class:`Conv2d` (NCHW only).
-        weight_init: initializer of the (in, out/group, kh, kw) weight. Default: 'normal'.
+        weight_init: initializer of the (in, out/group, kh, kw) weight. Default: None, HeUniform(sqrt(5)) with
+            fan_in = out/group * kh * kw (MindSpore 2.x); the bias then defaults to Uniform(1 / sqrt(fan_in)).
         output_padding (Union[int, tuple[int]]): extra rows/columns at the bottom/right, 'pad' only. Default: 0.
         dtype (mindspore.dtype): parameter dtype. Default: float32.
 
@@ -286,7 +293,7 @@ class Conv2dTranspose(_ConvTranspose):
     """
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same", padding=0, dilation=1,
-                 group=1, has_bias=False, weight_init="normal", bias_init=None, output_padding=0,
+                 group=1, has_bias=False, weight_init=None, bias_init=None, output_padding=0,
                  dtype=mstype.float32):
         super().__init__(in_channels, out_channels, kernel_size, stride, pad_mode, padding, dilation, group,
                          has_bias, weight_init, bias_init, "NCHW", dtype)
@@ -316,7 +323,7 @@ class Conv1dTranspose(_ConvTranspose):
     _padding_lengths = (1, 2)
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same", padding=0, dilation=1,
-                 group=1, has_bias=False, weight_init="normal", bias_init=None, output_padding=0,
+                 group=1, has_bias=False, weight_init=None, bias_init=None, output_padding=0,
                  dtype=mstype.float32):
         for name, value in (("kernel_size", kernel_size), ("stride", stride), ("dilation", dilation)):
             _int_tuple(value, 1, name, "Conv1dTranspose")
@@ -351,7 +358,7 @@ class Conv3dTranspose(_ConvTranspose):
     _padding_lengths = (3, 6)
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same", padding=0, dilation=1,
-                 group=1, output_padding=0, has_bias=False, weight_init="normal", bias_init=None,
+                 group=1, output_padding=0, has_bias=False, weight_init=None, bias_init=None,
                  data_format="NCDHW", dtype=mstype.float32):
         if data_format != "NCDHW":
             raise ValueError(f"For 'Conv3dTranspose', the 'data_format' must be 'NCDHW', but got {data_format!r}.")

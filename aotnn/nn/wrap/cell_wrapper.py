@@ -140,18 +140,29 @@ class TrainOneStepCell(Cell):
     Args:
         network: a Cell returning the loss (e.g. ``WithLossCell``).
         optimizer: the optimizer Cell; its ``parameters`` are differentiated.
-        sens: scale of the loss's gradient (for loss scaling). Default: 1.0.
+        sens: scale of the loss's gradient (for loss scaling); None means 1.0. Default: None.
+        return_grad (bool): also return the gradients, as a dict parameter name -> gradient (MindSpore 2.x).
+            Default: False.
     Returns:
-        the loss, from calling the cell.
+        the loss, from calling the cell; with `return_grad`, ``(loss, {name: gradient})``.
+    Raises:
+        ValueError: `sens` is 0.
+        TypeError: `return_grad` is not a bool.
     """
 
-    def __init__(self, network: Cell, optimizer: Cell, sens: float = 1.0):
+    def __init__(self, network: Cell, optimizer: Cell, sens: float | None = None, return_grad: bool = False):
         super().__init__(auto_prefix=False)
         self.network = _check_cell(network, "network")
         self.network.set_grad()
         self.optimizer = _check_cell(optimizer, "optimizer")
         self.weights = list(getattr(optimizer, "parameters", network.trainable_params()))
-        self.sens = float(sens)
+        if sens is not None and float(sens) == 0:
+            raise ValueError("TrainOneStepCell: the argument 'sens' can not be 0.")
+        self.sens = 1.0 if sens is None else float(sens)
+        if not isinstance(return_grad, bool):
+            raise TypeError(f"TrainOneStepCell: return_grad must be a bool, got {type(return_grad).__name__}")
+        self.return_grad = return_grad
+        self.weights_name = [param.name for param in self.weights]
         self.reducer_flag, self.grad_reducer = _data_parallel_reducer(self.weights)
 
     def __call__(self, *inputs):
@@ -172,4 +183,7 @@ class TrainOneStepCell(Cell):
 
     def _apply_update(self, outputs, grads):
         self.optimizer(grads)
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        loss = outputs[0] if len(outputs) == 1 else tuple(outputs)
+        if self.return_grad:
+            return loss, dict(zip(self.weights_name, grads))
+        return loss

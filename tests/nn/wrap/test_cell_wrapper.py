@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -75,3 +76,22 @@ def test_forward_value_and_grad_weights():
     np.testing.assert_allclose(value.asnumpy(), x @ net.weight.asnumpy().T + net.bias.asnumpy(), rtol=1e-6)
     np.testing.assert_allclose(grads[0].asnumpy(), x.sum(axis=0, keepdims=True), rtol=1e-6)
     np.testing.assert_allclose(grads[1].asnumpy(), [2.0], rtol=1e-6)
+
+
+def test_train_one_step_return_grad_gives_loss_and_named_gradients():
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal((4, 2)).astype(np.float32)
+    net = nn.Dense(3, 2)
+    w0, b0 = net.weight.asnumpy().copy(), net.bias.asnumpy().copy()
+    opt = nn.SGD(net.trainable_params(), learning_rate=0.1)
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), opt, return_grad=True)
+    loss, grads = step(Tensor(x), Tensor(y))
+    # hand-derived: L = mean((xW^T + b - y)^2); dL/dW = 2/N r^T x, dL/db = 2/N sum r
+    residual = x @ w0.T + b0 - y
+    np.testing.assert_allclose(float(loss.asnumpy()), np.mean(residual ** 2), rtol=1e-5)
+    assert sorted(grads) == ["bias", "weight"]
+    np.testing.assert_allclose(grads["weight"].asnumpy(), 2 / residual.size * residual.T @ x, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(grads["bias"].asnumpy(), 2 / residual.size * residual.sum(0), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(net.weight.asnumpy(), w0 - 0.1 * grads["weight"].asnumpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="sens"):
+        nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), opt, sens=0)
