@@ -54,13 +54,17 @@ def _is_cell(obj: Any) -> bool:
 
 
 def _net_parameters(net: Any) -> List[Tuple[str, Any]]:
-    """(name, Parameter) pairs of a Cell, each parameter once."""
-    seen, pairs = set(), []
-    for name, param in net.parameters_and_names():
+    """(name, Parameter) pairs of a Cell, each parameter once, named by ``Parameter.name`` as MindSpore saves
+    them (a TrainOneStepCell's ``moments.fc.weight``, not its attribute path ``optimizer.moments.fc.weight``).
+    Parameters whose names collide keep their ``parameters_and_names()`` key instead."""
+    seen, found = set(), []
+    for key, param in net.parameters_and_names():
         if id(param) not in seen:
             seen.add(id(param))
-            pairs.append((name, param))
-    return pairs
+            found.append((key, param))
+    names = [param.name for _, param in found]
+    taken = {name for name in names if names.count(name) == 1}
+    return [(param.name if param.name in taken else key, param) for key, param in found]
 
 
 def _as_array(name: str, value: Any) -> np.ndarray:

@@ -83,6 +83,7 @@ class ThorGpu(Optimizer):
     The refresh is decided inside the compiled step (the graph computes both branches and selects), so
     one compiled training step serves every step. Use :func:`thor` to create it.
     """
+    _steps_every_call = True
 
     def __init__(self, net: Cell, learning_rate: Any, damping: Any, momentum: float, weight_decay: Any = 0.0,
                  loss_scale: float = 1.0, batch_size: int = 32, use_nesterov: bool = False,
