@@ -7,6 +7,7 @@ Run it with a Python that has MindSpore 2.10 installed (not aotnn's environment)
 It writes (all small, committed):
     tests/nn/optim/fixtures/ms_ftrl_proximal_adagrad.npz  FTRL and ProximalAdagrad over 5 steps of fixed gradients
     tests/train/fixtures/ms_bn_step.npz                    a Conv+BatchNorm2d+Dense TrainOneStepCell, 3 steps
+                                                           (also with the BatchNorm applied twice)
     tests/train/fixtures/ms_{momentum,adam}_state.ckpt     save_checkpoint(train_net) after 2 steps
     tests/train/fixtures/ms_optimizer_state.npz            the data, initial weights and the 3rd step's parameters
     tests/train/metrics/fixtures/ms_roc.json               nn.ROC (multi-class and binary) on a fixed input
@@ -84,10 +85,12 @@ def optimizer_fixture() -> None:
 
 # -- 2. a BatchNorm training step -------------------------------------------------------------------
 class ConvBnDense(nn.Cell):
-    """Conv2d(3->5, 3x3, 'same', no bias) -> BatchNorm2d(5) -> ReLU -> Flatten -> Dense(5*6*6 -> 3)."""
+    """Conv2d(3->5, 3x3, 'same', no bias) -> BatchNorm2d(5) -> ReLU -> Flatten -> Dense(5*6*6 -> 3); with
+    ``twice`` the BatchNorm is applied a second time (its moving statistics update twice per step)."""
 
-    def __init__(self, w: dict):
+    def __init__(self, w: dict, twice: bool = False):
         super().__init__()
+        self.twice = twice
         self.conv = nn.Conv2d(3, 5, 3, pad_mode="same", has_bias=False, weight_init=Tensor(w["conv.weight"]))
         self.bn = nn.BatchNorm2d(5, momentum=0.9, gamma_init=Tensor(w["bn.gamma"]), beta_init=Tensor(w["bn.beta"]))
         self.relu = nn.ReLU()
@@ -95,7 +98,10 @@ class ConvBnDense(nn.Cell):
         self.fc = nn.Dense(180, 3, weight_init=Tensor(w["fc.weight"]), bias_init=Tensor(w["fc.bias"]))
 
     def construct(self, x):
-        return self.fc(self.flatten(self.relu(self.bn(self.conv(x)))))
+        h = self.bn(self.conv(x))
+        if self.twice:
+            h = self.bn(h)
+        return self.fc(self.flatten(self.relu(h)))
 
 
 def bn_step_fixture() -> None:
@@ -109,11 +115,11 @@ def bn_step_fixture() -> None:
          "fc.bias": (0.1 * rng.standard_normal(3)).astype(np.float32)}
     arrays = {"x": x, "y": y}
     arrays.update({f"init.{k}": v for k, v in w.items()})
-    for opt_name in ("momentum", "sgd"):
-        net = ConvBnDense(w)
+    for opt_name in ("momentum", "sgd", "momentum_bn_twice"):
+        net = ConvBnDense(w, twice=opt_name.endswith("twice"))
         loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
         params = net.trainable_params()
-        opt = nn.Momentum(params, 0.1, 0.9) if opt_name == "momentum" else nn.SGD(params, 0.1)
+        opt = nn.SGD(params, 0.1) if opt_name == "sgd" else nn.Momentum(params, 0.1, 0.9)
         train = nn.TrainOneStepCell(nn.WithLossCell(net, loss), opt)
         train.set_train()
         losses = []

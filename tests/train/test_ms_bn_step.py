@@ -1,6 +1,7 @@
 """A BatchNorm training step against MindSpore 2.10: a Conv2d+BatchNorm2d+ReLU+Dense net in a TrainOneStepCell
 (Momentum and SGD), 3 steps from the same weights and data: the loss, every parameter, moving_mean and
-moving_variance after each step.
+moving_variance after each step; and with the BatchNorm applied twice per step (its moving statistics
+update twice, the second update starting from the first's result).
 
 Fixtures: tools/ms_numeric_fixtures.py (``bn_step_fixture``) run under MindSpore 2.10.
 """
@@ -17,10 +18,12 @@ DATA = np.load(os.path.join(os.path.dirname(__file__), "fixtures", "ms_bn_step.n
 
 
 class ConvBnDense(nn.Cell):
-    """The fixture's net: Conv2d(3->5, 3x3, 'same', no bias) -> BatchNorm2d(5) -> ReLU -> Flatten -> Dense."""
+    """The fixture's net: Conv2d(3->5, 3x3, 'same', no bias) -> BatchNorm2d(5) [-> the same BatchNorm2d]
+    -> ReLU -> Flatten -> Dense."""
 
-    def __init__(self):
+    def __init__(self, twice=False):
         super().__init__()
+        self.twice = twice
         init = lambda name: Tensor(DATA[f"init.{name}"])
         self.conv = nn.Conv2d(3, 5, 3, pad_mode="same", has_bias=False, weight_init=init("conv.weight"))
         self.bn = nn.BatchNorm2d(5, momentum=0.9, gamma_init=init("bn.gamma"), beta_init=init("bn.beta"),
@@ -30,14 +33,17 @@ class ConvBnDense(nn.Cell):
         self.fc = nn.Dense(180, 3, weight_init=init("fc.weight"), bias_init=init("fc.bias"))
 
     def construct(self, x):
-        return self.fc(self.flatten(self.relu(self.bn(self.conv(x)))))
+        h = self.bn(self.conv(x))
+        if self.twice:
+            h = self.bn(h)
+        return self.fc(self.flatten(self.relu(h)))
 
 
-@pytest.mark.parametrize("opt_name", ["momentum", "sgd"])
+@pytest.mark.parametrize("opt_name", ["momentum", "sgd", "momentum_bn_twice"])
 def test_batchnorm_training_steps_match_mindspore(opt_name):
-    net = ConvBnDense()
+    net = ConvBnDense(twice=opt_name.endswith("twice"))
     params = net.trainable_params()
-    opt = nn.Momentum(params, 0.1, 0.9) if opt_name == "momentum" else nn.SGD(params, 0.1)
+    opt = nn.SGD(params, 0.1) if opt_name == "sgd" else nn.Momentum(params, 0.1, 0.9)
     loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
     train = nn.TrainOneStepCell(nn.WithLossCell(net, loss_fn), opt)
     train.set_train()
