@@ -58,6 +58,9 @@ def extract(mod: tvm.IRModule, num_inputs: int) -> KernelPlan:
 
     def resolve(expr):
         if isinstance(expr, relax.Var):
+            if expr not in env:
+                raise PlanError(f"'main' reads {expr.name_hint}, which no parameter or earlier binding defines "
+                                "(a pass dropped the binding that computed it)")
             return env[expr]
         if isinstance(expr, tvm.ir.expr.Constant) or isinstance(expr, relax.expr.Constant if hasattr(relax.expr, "Constant") else ()):
             array = expr.value.numpy()

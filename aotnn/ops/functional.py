@@ -305,6 +305,16 @@ def assign(variable, value):
     return value
 
 
+def _latest_value(param) -> Tensor:
+    """``param``'s value as an :func:`assign` earlier in the graph being captured left it (MindSpore orders
+    reads after writes: a BatchNorm called twice in one step updates its moving statistics twice), else
+    ``param`` itself."""
+    import relay_frontend
+    capture = relay_frontend.current()
+    value = capture.pending_value(param) if capture is not None else None
+    return param if value is None else Tensor._from_expr(value)
+
+
 def uniform_random(shape, dtype=None) -> Tensor:
     """Samples of U[0, 1). Inside a compiled graph they are drawn afresh on every call (from the
     seed set by ``set_seed``), so dropout masks and similar change between steps."""

@@ -165,13 +165,32 @@ def _merged(first: relax.Function, second: relax.Function, index: int) -> relax.
                           attrs=second.attrs)
 
 
+def _count_vars(expr: relax.Expr, counts: dict) -> None:
+    """Add one to ``counts[var]`` for every occurrence of a variable in ``expr``: a call that reads
+    a tensor twice (a residual block's input, read by its depthwise convolution and by its add)
+    counts twice."""
+    if isinstance(expr, relax.Var):
+        counts[expr] = counts.get(expr, 0) + 1
+    elif isinstance(expr, relax.Call):
+        for arg in expr.args:
+            _count_vars(arg, counts)
+    elif isinstance(expr, relax.Tuple):
+        for field_ in expr.fields:
+            _count_vars(field_, counts)
+    elif isinstance(expr, relax.TupleGetItem):
+        _count_vars(expr.tuple_value, counts)
+    elif not isinstance(expr, tvm.ir.GlobalVar):
+        # constants and shapes hold no variables; an expression of another kind: never merge its inputs
+        for var in relax.analysis.free_vars(expr):
+            counts[var] = counts.get(var, 0) + 2
+
+
 def _uses(block: relax.BindingBlock, outputs: relax.Expr) -> dict:
+    """How many times each variable is read in ``block`` and by ``outputs`` (every occurrence)."""
     counts: dict = {}
     for binding in block.bindings:
-        for var in relax.analysis.free_vars(binding.value):
-            counts[var] = counts.get(var, 0) + 1
-    for var in relax.analysis.free_vars(outputs):
-        counts[var] = counts.get(var, 0) + 1
+        _count_vars(binding.value, counts)
+    _count_vars(outputs, counts)
     return counts
 
 

@@ -10,6 +10,7 @@ from ...common import dtype as mstype
 from ...common.initializer import Initializer, initializer
 from ...common.parameter import Parameter
 from ...common.tensor import Tensor
+from ...ops.functional import _latest_value
 from ...ops.norm_ops import instance_norm_stats
 from ..cell import Cell
 
@@ -105,8 +106,10 @@ class _BatchNorm(Cell):
                                   False, axis)
         y, mean, variance = ops.batch_norm(x, self.gamma, self.beta, self.moving_mean, self.moving_variance,
                                            self.eps, True, axis)
-        ops.assign(self.moving_mean, self.moving_mean * self.momentum + mean * (1.0 - self.momentum))
-        ops.assign(self.moving_variance, self.moving_variance * self.momentum + variance * (1.0 - self.momentum))
+        # a BatchNorm called twice in one step updates its statistics twice, as in MindSpore
+        moving_mean, moving_variance = _latest_value(self.moving_mean), _latest_value(self.moving_variance)
+        ops.assign(self.moving_mean, moving_mean * self.momentum + mean * (1.0 - self.momentum))
+        ops.assign(self.moving_variance, moving_variance * self.momentum + variance * (1.0 - self.momentum))
         return y
 
     def extend_repr(self) -> str:

@@ -40,6 +40,7 @@ class Adagrad(Optimizer):
             nor int.
         ValueError: `loss_scale` <= 0; `accum` or `weight_decay` less than 0.
     """
+    _steps_every_call = True
 
     def __init__(self, params: Any, accum: float = 0.1, learning_rate: Any = 0.001, update_slots: bool = True,
                  loss_scale: float = 1.0, weight_decay: Any = 0.0):

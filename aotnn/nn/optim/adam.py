@@ -41,6 +41,7 @@ def _corrected_lr(lr, beta1_power, beta2_power):
 
 class _AdamBase(Optimizer):
     """Shared by Adam, AdamOffload and LazyAdam: moments, powers of the betas and the bias-corrected step."""
+    _steps_every_call = True
     _power_shape: tuple = ()
     _target_settable = True
 
@@ -211,6 +212,7 @@ class AdamWeightDecay(Optimizer):
         TypeError: `beta1`, `beta2` or `eps` not a float; `weight_decay` neither float, int nor Cell.
         ValueError: `eps` <= 0; `beta1` or `beta2` outside (0.0, 1.0); `weight_decay` < 0.
     """
+    _steps_every_call = True
     _support_parallel_optimizer = True
     _target_settable = True
 

@@ -32,10 +32,15 @@ class FTRL(Optimizer):
             m_{t+1} = m_{t} + g^2 \\
             u_{t+1} = u_{t} + g - \frac{m_{t+1}^{-p} - m_{t}^{-p}}{\alpha} * \omega_{t} \\
             \omega_{t+1} = \begin{cases}
-                \frac{sign(u_{t+1}) * l1 - u_{t+1}}{\frac{m_{t+1}^{-p}}{\alpha} + 2 * l2} & |u_{t+1}| > l1 \\
+                \frac{l1 - u_{t+1}}{\frac{m_{t+1}^{-p}}{\alpha} + 2 * l2} & |u_{t+1}| > l1 \\
                 0.0 & \text{otherwise}
             \end{cases}
         \end{array}
+
+    The shrinkage term is :math:`l1`, not :math:`sign(u_{t+1}) * l1` as MindSpore's docstring writes: MindSpore
+    2.10's ApplyFtrl kernel computes this, so an :math:`l1 > 0` run moves a weight whose :math:`u` is negative
+    by :math:`2 * l1 / (\frac{m_{t+1}^{-p}}{\alpha} + 2 * l2)` more than the documented rule; it is matched here
+    so that training gives MindSpore's numbers.
 
     :math:`m` is the state ``moments.<name>`` (starting at `initial_accum`), :math:`u` is ``linear.<name>``
     (zeros), :math:`p` is `lr_power`, :math:`\alpha` the learning rate. When not grouped, the weight decay
@@ -64,6 +69,7 @@ class FTRL(Optimizer):
         ValueError: `lr_power` > 0; `loss_scale` <= 0; `initial_accum`, `l1` or `l2` < 0; a dynamic or grouped
             learning rate.
     """
+    _steps_every_call = True
     _target_settable = True
 
     def __init__(self, params: Any, initial_accum: float = 0.1, learning_rate: Any = 0.001, lr_power: float = -0.5,
@@ -95,7 +101,7 @@ class FTRL(Optimizer):
                 accum_pow, new_accum_pow = ops.pow(accum, -self.lr_power), ops.pow(new_accum, -self.lr_power)
             new_linear = linear + grad - (new_accum_pow - accum_pow) / lr * param
             quadratic = new_accum_pow / lr + 2.0 * self.l2
-            shrunk = (ops.sign(new_linear) * self.l1 - new_linear) / quadratic
+            shrunk = (self.l1 - new_linear) / quadratic
             new_param = ops.select(ops.abs(new_linear) > self.l1, shrunk, ops.zeros_like(param))
             ops.assign(accum, new_accum)
             ops.assign(linear, new_linear)

@@ -37,6 +37,7 @@ class Momentum(Optimizer):
         TypeError: `momentum` or `loss_scale` not a float; `use_nesterov` not a bool; see :class:`Optimizer`.
         ValueError: `momentum` or `weight_decay` less than 0; `loss_scale` <= 0.
     """
+    _steps_every_call = True
 
     def __init__(self, params: Any, learning_rate: Any, momentum: float, weight_decay: Any = 0.0,
                  loss_scale: float = 1.0, use_nesterov: bool = False):

@@ -55,7 +55,8 @@ class Optimizer(Cell):
         KeyError: a group dict has an unknown key.
     """
     _support_parallel_optimizer = False
-    # Optimizers whose MindSpore construct advances global_step on every call, not only with a dynamic lr.
+    # Optimizers whose MindSpore construct advances global_step on every call, not only with a dynamic lr
+    # (every built-in optimizer of MindSpore 2.10; a user's subclass advances it only with a dynamic lr).
     _steps_every_call = False
     # Optimizers whose ``target`` may be set (MindSpore's that can run their update on the host).
     _target_settable = False

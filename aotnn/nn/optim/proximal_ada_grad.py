@@ -16,11 +16,13 @@ class ProximalAdagrad(Optimizer):
     .. math::
         \begin{array}{ll}
             accum_{t+1} = accum_{t} + grad * grad \\
-            \text{prox_v} = var_{t} - lr * grad * \frac{1}{\sqrt{accum_{t+1}}} \\
-            var_{t+1} = \frac{sign(\text{prox_v})}{1 + lr * l2} * \max(\left| \text{prox_v} \right| - lr * l1, 0)
+            \eta = \frac{lr}{\sqrt{accum_{t+1}}} \\
+            \text{prox_v} = var_{t} - \eta * grad \\
+            var_{t+1} = \frac{sign(\text{prox_v})}{1 + \eta * l2} * \max(\left| \text{prox_v} \right| - \eta * l1, 0)
         \end{array}
 
-    State: ``accum.<name>``, starting at `accum`.
+    The regularization uses the per-element step :math:`\eta`, as MindSpore 2.10's kernel does (its docstring
+    writes :math:`lr` there). State: ``accum.<name>``, starting at `accum`.
 
     Args:
         params (Union[list[Parameter], list[dict]]): the parameters or parameter groups (see :class:`Optimizer`).
@@ -42,6 +44,7 @@ class ProximalAdagrad(Optimizer):
         TypeError: `accum`, `l1`, `l2` or `loss_scale` not a float; `use_locking` not a bool.
         ValueError: `loss_scale` <= 0; `accum`, `l1`, `l2` or `weight_decay` less than 0.
     """
+    _steps_every_call = True
     _target_settable = True
 
     def __init__(self, params: Any, accum: float = 0.1, learning_rate: Any = 0.001, l1: float = 0.0,
@@ -62,8 +65,9 @@ class ProximalAdagrad(Optimizer):
         for index, (param, accum, grad) in enumerate(zip(self._parameters, self.accum, grads)):
             lr_i = self._lr_at(lr, index)
             new_accum = accum + grad * grad
-            prox = param - lr_i * grad / ops.sqrt(new_accum)
-            shrunk = ops.maximum(ops.abs(prox) - lr_i * self.l1, 0.0)
-            ops.assign(param, ops.sign(prox) / (1.0 + lr_i * self.l2) * shrunk)
+            step = lr_i / ops.sqrt(new_accum)
+            prox = param - step * grad
+            shrunk = ops.maximum(ops.abs(prox) - step * self.l1, 0.0)
+            ops.assign(param, ops.sign(prox) / (1.0 + step * self.l2) * shrunk)
             ops.assign(accum, new_accum)
         return True

@@ -42,6 +42,7 @@ class SGD(Optimizer):
         ValueError: `momentum`, `dampening` or `weight_decay` less than 0.0; nesterov with momentum <= 0 or
             dampening != 0.
     """
+    _steps_every_call = True
 
     def __init__(self, params: Any, learning_rate: Any = 0.1, momentum: float = 0.0, dampening: float = 0.0,
                  weight_decay: Any = 0.0, nesterov: bool = False, loss_scale: float = 1.0):

@@ -5,13 +5,12 @@ from typing import Any
 
 import numpy as np
 
-import relay_frontend
-
 from ... import ops
 from ...common import dtype as mstype
 from ...common.parameter import Parameter
 from ...common.tensor import Tensor
 from ...ops._dispatch import apply
+from ...ops.functional import _latest_value
 from ..cell import Cell
 from ..layer.normalization import LayerNorm
 from ..layer.thor_layer import Conv2dThor, DenseThor, EmbeddingLookupThor, EmbeddingThor
@@ -38,9 +37,7 @@ def _check_param(momentum: Any, frequency: Any, lr: Any, cls_name: str) -> None:
 def _latest(param: Parameter) -> Tensor:
     """``param``'s value as written earlier in the graph being captured (e.g. the covariances the THOR
     layers saved in this step's forward and backward passes), else its value before the call."""
-    capture = relay_frontend.current()
-    value = capture.pending_value(param) if capture is not None else None
-    return param if value is None else Tensor._from_expr(value)
+    return _latest_value(param)
 
 
 def _damping_values(damping: Any) -> np.ndarray:
@@ -83,6 +80,7 @@ class ThorGpu(Optimizer):
     The refresh is decided inside the compiled step (the graph computes both branches and selects), so
     one compiled training step serves every step. Use :func:`thor` to create it.
     """
+    _steps_every_call = True
 
     def __init__(self, net: Cell, learning_rate: Any, damping: Any, momentum: float, weight_decay: Any = 0.0,
                  loss_scale: float = 1.0, batch_size: int = 32, use_nesterov: bool = False,

@@ -28,9 +28,13 @@ class ROC(Metric):
     """Receiver operating characteristic curve: false and true positive rates as the threshold falls.
 
     Binary input: ``y_pred`` scores of ``y``'s shape and ``pos_label`` the positive class
-    (default 1). Multi-class input: ``y_pred`` :math:`(N, C, ...)` and ``class_num`` = C; each
-    class gets a one-vs-rest curve. The first threshold is the highest score plus 1 (no sample
-    predicted positive).
+    (default 1). The first threshold is the highest score plus 1 (no sample predicted positive).
+
+    Multi-class input: ``y_pred`` :math:`(N, C)` and ``class_num`` = C. This follows MindSpore 2.10
+    exactly, which is a one-vs-rest curve per class only when N == C: MindSpore reshapes the scores to
+    :math:`(C, N)` (row-major, without transposing), takes column ``c`` of that (C scores) as class
+    ``c``'s scores and scores them against the first C labels. For N != C use the binary form per
+    class (``ROC(pos_label=c)`` on ``y_pred[:, c]``) for a true one-vs-rest curve.
 
     Args:
         class_num (int, optional): number of classes (multi-class input). Default: None.
@@ -75,7 +79,12 @@ class ROC(Metric):
             if self.class_num != y_pred.shape[1]:
                 raise ValueError(f"For 'ROC', the 'class_num' must equal the number of classes of the predicted value "
                                  f"(input[0]) {y_pred.shape[1]}, but got {self.class_num}.")
-            return np.moveaxis(y_pred, 1, -1).reshape(-1, self.class_num), y.reshape(-1), self.class_num, None
+            if y_pred.ndim != 2:
+                raise ValueError(f"For 'ROC', a multi-class predicted value (input[0]) must be 2-dimensional "
+                                 f"(N, C), but got shape {y_pred.shape}.")
+            # MindSpore 2.10 reshapes the (N, C) scores to (C, N) without transposing them (see the class
+            # docstring); the curves below follow it.
+            return y_pred.reshape(self.class_num, -1), y.reshape(-1), self.class_num, None
         raise ValueError(f"For 'ROC', predicted value (input[0]) and true value (input[1]) must have same dimensions, "
                          f"or the dimension of predicted value equal the dimension of true value add 1, "
                          f"but got {y_pred.ndim} and {y.ndim}.")
@@ -114,7 +123,10 @@ class ROC(Metric):
         self._check_updated()
         if self._classes == 1:
             return self._curve(self.y_pred, self.y, self._positive)
-        curves = [self._curve(self.y_pred[:, c], self.y, c) for c in range(self._classes)]
+        if self.y_pred.shape[1] < self._classes:
+            raise ValueError(f"For 'ROC.eval', multi-class input needs at least class_num={self._classes} samples, "
+                             f"but got {self.y_pred.shape[1]}.")
+        curves = [self._curve(self.y_pred[:, c], self.y[:self._classes], c) for c in range(self._classes)]
         return tuple(list(parts) for parts in zip(*curves))
 
 

@@ -137,19 +137,23 @@ def rmsprop_rule(decay=0.9, momentum=0.0, eps=1e-10, centered=False):
 
 
 def proximal_adagrad_rule(accum=0.1, l1=0.0, l2=0.0):
+    """MindSpore's ApplyProximalAdagrad kernel: l1 and l2 scale with the per-element step lr / sqrt(accum)."""
     def update(i, w, g, s, t, lr):
         s["h"] = s["h"] + g * g
-        prox = w - lr * g / np.sqrt(s["h"])
-        return np.sign(prox) / (1 + lr * l2) * np.maximum(np.abs(prox) - lr * l1, 0)
+        step = lr / np.sqrt(s["h"])
+        prox = w - step * g
+        return np.sign(prox) / (1 + step * l2) * np.maximum(np.abs(prox) - step * l1, 0)
     return update, lambda w: {"h": np.full_like(w, accum)}
 
 
 def ftrl_rule(accum=0.1, lr_power=-0.5, l1=0.0, l2=0.0):
+    """MindSpore 2.10's ApplyFtrl kernel: the shrinkage is ``l1 - u`` whatever u's sign (its docstring writes
+    ``sign(u) * l1 - u``; the kernel's numbers are the reference)."""
     def update(i, w, g, s, t, lr):
         m_new = s["m"] + g * g
         s["u"] = s["u"] + g - (m_new ** -lr_power - s["m"] ** -lr_power) / lr * w
         s["m"] = m_new
-        shrunk = (np.sign(s["u"]) * l1 - s["u"]) / (m_new ** -lr_power / lr + 2 * l2)
+        shrunk = (l1 - s["u"]) / (m_new ** -lr_power / lr + 2 * l2)
         return np.where(np.abs(s["u"]) > l1, shrunk, 0.0)
     return update, lambda w: {"m": np.full_like(w, accum), "u": np.zeros_like(w)}
 

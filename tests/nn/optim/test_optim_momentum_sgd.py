@@ -21,8 +21,8 @@ def test_momentum_matches_formula(nesterov, wd, scale):
     check(traj, ref.run(grads))
     for moment, state in zip(opt.moments, ref.state):
         close(moment, state["v"])
-    # a fixed learning rate leaves global_step alone (MindSpore 2.x)
-    assert opt.global_step.asnumpy().tolist() == [0]
+    # MindSpore 2.10's Momentum advances global_step on every call, whatever the learning rate
+    assert opt.global_step.asnumpy().tolist() == [len(GRADS)]
 
 
 def test_momentum_float16():

@@ -36,12 +36,12 @@ def test_binary_roc_matches_threshold_sweep():
     check_curve(nn.ROC(pos_label=0)(scores, target), roc_reference(scores, target, 0))
 
 
-def test_multiclass_roc_is_one_vs_rest_per_class():
-    scores = RNG.random((20, 3))
-    target = RNG.integers(0, 3, 20)
-    fprs, tprs, thresholds = nn.ROC(class_num=3)(scores, target)
-    assert len(fprs) == len(tprs) == len(thresholds) == 3
-    for c in range(3):
+def test_multiclass_roc_is_one_vs_rest_per_class_when_samples_equal_classes():
+    scores = RNG.random((4, 4))
+    target = np.array([2, 0, 3, 1])
+    fprs, tprs, thresholds = nn.ROC(class_num=4)(scores, target)
+    assert len(fprs) == len(tprs) == len(thresholds) == 4
+    for c in range(4):
         check_curve((fprs[c], tprs[c], thresholds[c]), roc_reference(scores[:, c], target, c))
 
 
