@@ -221,15 +221,7 @@ def _check_weights_table(where: Field, table: Any, files: Mapping[str, int]) -> 
         shape, dtype, nbytes = tensor_spec(field, record, named=True)
         if record["name"] in stored:
             field["name"].fail("a name not stored before in this table", record["name"])
-        offset_field, offset = key(field, record, "offset")
-        if type(offset) is not int or offset < 0 or offset % ALIGNMENT:  # noqa: E721
-            offset_field.fail(f"a non-negative multiple of {ALIGNMENT}", offset)
-        nbytes_field, declared = key(field, record, "nbytes")
-        if need_int(nbytes_field, declared) != nbytes:
-            nbytes_field.fail(f"{nbytes} (shape {list(shape)} of {dtype})", declared)
-        if offset + nbytes > size:
-            field.fail(f"bytes inside the weights file {name!r} ({size} bytes)",
-                       f"bytes {offset} to {offset + nbytes}")
+        offset = _placed(field, record, shape, dtype, nbytes, size, f"the weights file {name!r} ({size} bytes)")
         stored[record["name"]] = (shape, dtype)
         ranges.append((offset, offset + nbytes, index))
     ranges.sort()
@@ -283,16 +275,23 @@ def _check_buffers(where: Field, buffers: Any, arena: int) -> list[tuple[tuple[i
     """The planned intermediates: each 64-byte aligned, of its shape's size, inside the arena."""
     specs = _specs(where, buffers)
     for index, (buf, (shape, dtype, nbytes)) in enumerate(zip(buffers, specs)):
-        field = where[index]
-        offset_field, offset = key(field, buf, "offset")
-        if type(offset) is not int or offset < 0 or offset % ALIGNMENT:  # noqa: E721
-            offset_field.fail(f"a non-negative multiple of {ALIGNMENT}", offset)
-        nbytes_field, declared = key(field, buf, "nbytes")
-        if need_int(nbytes_field, declared) != nbytes:
-            nbytes_field.fail(f"{nbytes} (shape {list(shape)} of {dtype})", declared)
-        if offset + nbytes > arena:
-            field.fail(f"bytes inside the arena (arena_bytes {arena})", f"bytes {offset} to {offset + nbytes}")
+        _placed(where[index], buf, shape, dtype, nbytes, arena, f"the arena (arena_bytes {arena})")
     return specs
+
+
+def _placed(field: Field, record: Mapping[str, Any], shape: tuple[int, ...], dtype: str, nbytes: int,
+            limit: int, container: str) -> int:
+    """The offset of a tensor stored at ``record["offset"]``, checked: 64-byte aligned, its
+    ``nbytes`` equal to its shape's size, and all of it inside ``limit`` bytes of ``container``."""
+    offset_field, offset = key(field, record, "offset")
+    if type(offset) is not int or offset < 0 or offset % ALIGNMENT:  # noqa: E721
+        offset_field.fail(f"a non-negative multiple of {ALIGNMENT}", offset)
+    nbytes_field, declared = key(field, record, "nbytes")
+    if need_int(nbytes_field, declared) != nbytes:
+        nbytes_field.fail(f"{nbytes} (shape {list(shape)} of {dtype})", declared)
+    if offset + nbytes > limit:
+        field.fail(f"bytes inside {container}", f"bytes {offset} to {offset + nbytes}")
+    return offset
 
 
 def physical_memory() -> int | None:
