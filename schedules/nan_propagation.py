@@ -10,7 +10,7 @@ generation (after every schedule and tuning record, which therefore see TVM's ow
 
 - a constant second operand moves first, ``max(0, x)``: ``0 > x ? 0 : x`` is ``x`` when ``x`` is
   NaN, at no cost (on x86 one ``maxps`` with the operands in that order);
-- otherwise ``isnan(a) ? a : max(a, b)``, the NaN test done on the bits (see :func:`is_nan`).
+- otherwise ``isnan(a) ? a : max(a, b)``, the NaN test done on the bits (``fastmath.is_nan``).
 """
 from __future__ import annotations
 
@@ -18,30 +18,10 @@ import tvm
 from tvm import tirx
 from tvm.s_tir import SBlockRealize
 
+from .defaults.fastmath import is_nan
 from .defaults.tir_rewrite import with_block, with_loop_body
 
-# dtype -> (integer type of the same width, mask of all bits but the sign, the bits of +inf)
-_NAN_BITS = {
-    "float16": ("int16", 0x7FFF, 0x7C00),
-    "bfloat16": ("int16", 0x7FFF, 0x7F80),
-    "float32": ("int32", 0x7FFFFFFF, 0x7F800000),
-    "float64": ("int64", 0x7FFFFFFFFFFFFFFF, 0x7FF0000000000000),
-}
 _REBUILT_BINARY = (tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.Max, tirx.Min)
-
-
-def is_nan(value: tvm.ir.Expr) -> tvm.ir.Expr:
-    """NaN test as integer operations on the bits (exponent all ones, mantissa not zero).
-
-    ``tirx.isnan`` of a load indexed with int64 makes TVM's vectorizer scalarize the whole loop,
-    and ``v != v`` is folded to false by the simplifier.
-    """
-    dtype = _dtype(value)
-    if dtype not in _NAN_BITS:
-        return tirx.isnan(value)
-    integer, magnitude, infinity = _NAN_BITS[dtype]
-    bits = tirx.reinterpret(integer, value) & tirx.const(magnitude, integer)
-    return bits > tirx.const(infinity, integer)
 
 
 def _dtype(expr) -> str:
@@ -49,7 +29,7 @@ def _dtype(expr) -> str:
 
 
 def _is_float(expr) -> bool:
-    return _dtype(expr) in _NAN_BITS
+    return _dtype(expr).startswith(("float", "bfloat"))
 
 
 def _is_number(expr) -> bool:
@@ -63,7 +43,7 @@ def _propagating(kind: type, a, b):
         return kind(b, a)
     if _is_number(a):
         return kind(a, b)
-    return tirx.Select(is_nan(a), a, kind(a, b))
+    return tirx.Select(is_nan(a, _dtype(a)), a, kind(a, b))
 
 
 def _expr(expr):
