@@ -1,15 +1,19 @@
-"""NaN-propagating float ``max``/``min`` in every kernel, as MindSpore's reductions, PyTorch and
-onnxruntime compute them.
+"""NaN-propagating float ``max``/``min`` in every kernel, as PyTorch and onnxruntime compute them.
 
 TVM's LLVM code generator emits ``max(a, b)`` as ``a > b ? a : b`` (``min`` as ``a < b ? a : b``):
 a NaN in ``b`` comes out, a NaN in ``a`` is lost. ReLU (``max(x, 0)``), clip, ``maximum``, and the
 running value of every max/min reduction (``acc = max(acc, x)``: pooling, ``ReduceMax``, softmax's
-peak) all have the data in ``a``, so a NaN or an infinity-minus-infinity turned into a finite
-number. This pass rewrites each float max/min of the scheduled kernels just before code
-generation (after every schedule and tuning record, which therefore see TVM's own forms):
+peak) all have the data in ``a``, so a NaN input came out as a finite number. (MindSpore 2.10's
+CPU kernels propagate NaN through ReduceMax and adaptive max pooling but not through ReLU,
+maximum, clip or MaxPool2d; a NaN hidden there is a silent wrong answer, so every op propagates.)
+
+This pass rewrites each float max/min of the scheduled kernels of host and C-bundle builds just
+before code generation (after every schedule and tuning record, which therefore see TVM's own
+forms):
 
 - a constant second operand moves first, ``max(0, x)``: ``0 > x ? 0 : x`` is ``x`` when ``x`` is
-  NaN, at no cost (on x86 one ``maxps`` with the operands in that order);
+  NaN, at no cost (on x86 one ``maxps`` with the operands in that order): ReLU and clip epilogues
+  stay as fast as they were;
 - otherwise ``isnan(a) ? a : max(a, b)``, the NaN test done on the bits (``fastmath.is_nan``).
 """
 from __future__ import annotations
@@ -54,9 +58,9 @@ def _expr(expr):
             return _propagating(type(expr), a, b)
         return expr if a.same_as(expr.a) and b.same_as(expr.b) else type(expr)(a, b)
     if isinstance(expr, tirx.Select):
-        parts = [_expr(part) for part in (expr.condition, expr.true_value, expr.false_value)]
-        unchanged = all(new.same_as(old) for new, old in zip(parts, (expr.condition, expr.true_value, expr.false_value)))
-        return expr if unchanged else tirx.Select(*parts)
+        old = (expr.condition, expr.true_value, expr.false_value)
+        parts = [_expr(part) for part in old]
+        return expr if all(new.same_as(part) for new, part in zip(parts, old)) else tirx.Select(*parts)
     if isinstance(expr, tirx.Cast):
         value = _expr(expr.value)
         return expr if value.same_as(expr.value) else tirx.Cast(_dtype(expr), value)

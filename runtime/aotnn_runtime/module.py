@@ -4,7 +4,6 @@ from __future__ import annotations
 import ctypes
 import json
 import math
-import operator
 import os
 import platform
 import threading
