@@ -45,6 +45,20 @@ def test_conv_relu_maxpool_model_keeps_nan_and_inf(special, channels):
     np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4, equal_nan=True)
 
 
+def test_c_bundle_keeps_nan_and_inf(tmp_path):
+    """A bundle for the embedded C runtime is compiled with the same pass."""
+    from tests.schedules.test_embedded import _run_bundle
+    aotnn.set_seed(6)
+    net = ConvReluPool(16)
+    x = np.random.default_rng(3).standard_normal((1, 3, 16, 16)).astype(np.float32)
+    x[0, 0, 4, 4], x[0, 2, 10, 3], x[0, 1, 15, 15] = NAN, INF, -INF
+    expected = _reference(net, x).ravel()
+    assert np.isnan(expected).any()
+    path = aotnn.export(net, Tensor(x), file_name=str(tmp_path / "bundle"), file_format="BUNDLE")
+    actual = _run_bundle(path, [x], [])
+    np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4, equal_nan=True)
+
+
 def test_lenet_artifact_propagates_a_nan_pixel(lenet_artifact):
     """The exported LeNet (conv+ReLU+maxpool twice, dense layers) run by aotnn_runtime."""
     import aotnn_runtime
