@@ -19,6 +19,7 @@ from . import backend, cache, pipeline, plan as planning
 from .defaults import apply_default_schedules
 from .gpu import GPU_KINDS
 from .input_alignment import read_inputs_in_place
+from .nan_propagation import propagate_nan
 from .output_dir import check_output, commit_staging, staging_dir
 from .parallel_extents import record_parallel_extents
 from .target import resolve, to_tvm
@@ -220,7 +221,7 @@ def build(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[s
             scheduled = apply_records(kernels, scheduled, target_dict, tuning_db)
         scheduled = read_inputs_in_place(scheduled, record)
         record_parallel_extents(scheduled, record)
-        library = tvm.compile(scheduled, target=tvm_target)
+        library = tvm.compile(propagate_nan(scheduled), target=tvm_target)
         objects = backend.host_objects(os.path.join(cache.cache_dir(), "backend"))
         library.export_library(os.path.join(staging, LIBRARY_FILE), addons=objects)
         manifest = new_manifest(target_dict, entry, record, LIBRARY_FILE, metadata)

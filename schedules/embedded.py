@@ -23,6 +23,7 @@ from . import backend, pipeline
 from .build import (_kernel_module, entry_record, new_manifest, staging_dir, stored_tensors, write_artifact)
 from .output_dir import check_output
 from .target import is_host, resolve, to_tvm
+from .nan_propagation import propagate_nan
 
 RUNTIME_C = backend.RUNTIME_C
 RUNTIME_FILES = ("aotnn_abi.h", "aotnn_runtime.h", "aotnn_error.c", "aotnn_backend.c")
@@ -258,7 +259,7 @@ def build_bundle(mod: tvm.IRModule, input_names: Sequence[str], param_names: Seq
         offset += np.asarray(array).nbytes
     staging = staging_dir(output_dir)
     try:
-        library = tvm.compile(kernels, target=tvm_target)
+        library = tvm.compile(propagate_nan(kernels), target=tvm_target)
         library.mod.write_to_file(os.path.join(staging, "kernels.o"))
         Path(staging, "model.c").write_text(generate_model_c(record, offsets, offset, workspace_bound(kernels)))
         Path(staging, "weights.S").write_text(WEIGHTS_ASM)

@@ -13,6 +13,7 @@ from ..capture import dtype_of, static_shape
 from ..errors import CaptureError
 from .common import as_pair, emit
 from .conv import PAD_MODES, same_padding, spatial_padding
+from .reduce import nan_first_arg
 from .registry import rule
 
 _op = relax.op
@@ -218,7 +219,7 @@ def _gather_windows(x4, table: np.ndarray) -> relax.Expr:
 def _window_argmax(windows, table: np.ndarray) -> relax.Expr:
     """The plane position (int64) of each window's first maximum; ``windows`` is (N, C, O, K)."""
     count, depth = table.shape
-    best = emit(_op.argmax(windows, axis=3))
+    best = emit(nan_first_arg(_op.argmax, windows, 3))
     flat = emit(_op.add(best, relax.const(np.arange(count, dtype=np.int64) * depth, "int64")))
     return _op.take(relax.const(table.reshape(-1), "int64"), flat, axis=0, mode="clip")
 

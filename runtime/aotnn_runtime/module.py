@@ -4,7 +4,6 @@ from __future__ import annotations
 import ctypes
 import json
 import math
-import operator
 import os
 import platform
 import threading
@@ -14,7 +13,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import tvm_ffi
 
-from .buffers import ALIGNMENT, aligned_empty, is_aligned
+from .buffers import ALIGNMENT, aligned_empty
 from .errors import ArtifactError, InputError
 from .manifest import read_manifest
 from .native_steps import NativeSteps, supported
@@ -72,6 +71,23 @@ def _exports(symbols: ctypes.CDLL, name: str) -> bool:
     return True
 
 
+def _from_python(expected: _Spec, value: Any) -> np.ndarray:
+    """A Python list, tuple or scalar as an array of the expected dtype.
+
+    Raises:
+        InputError: a ragged nesting, or values the dtype cannot hold without changing kind.
+    """
+    try:
+        array = np.asarray(value)
+    except ValueError as err:
+        raise InputError(f"{expected.what}: expected a numpy array of {expected.text}, got a "
+                         f"{type(value).__name__} numpy cannot make an array of ({err})") from None
+    if array.dtype == object or not np.can_cast(array.dtype, expected.dtype, "same_kind"):
+        raise InputError(f"{expected.what}: expected {expected.dtype} values, got a {type(value).__name__} "
+                         f"of {array.dtype} values")
+    return array.astype(expected.dtype)
+
+
 class EntryPoint:
     """One compiled function of an artifact (``predict``, ``train_step``...)."""
 
@@ -110,7 +126,6 @@ class EntryPoint:
         # numpy call instead of an aligned allocation's several, on caches the kernels evicted
         self._kept_outputs = [aligned_empty(spec.shape, spec.dtype) if spec.dtype.itemsize * math.prod(spec.shape)
                               <= KEPT_OUTPUT_BYTES else None for spec in self._output_specs]
-        self._last_inputs: list[np.ndarray] = []  # the checked inputs of the last call
         self._all_outputs_kept = all(kept is not None for kept in self._kept_outputs)
         self._wake_workers: Any = None  # the thread pool's early wake-up (host kernel libraries)
         # one call at a time: a call owns the arena, the staging and output buffers and the native
@@ -128,7 +143,10 @@ class EntryPoint:
         self._params_for: Any = None  # what the device copies of the parameters hold (GPU executors)
         self._prepared_for: Any = None  # what the param-only steps last ran on
         self._stored_cache: Any = None  # (key, stored weights, their handles) for calls without params
-        self._aligned_copies: dict[tuple[str, int], np.ndarray] = {}  # aligned copies of unaligned arguments
+        self._input_addresses: list[int] = []  # where the inputs of the current call lie
+        self._param_addresses: list[int] | None = None  # where the given parameters lie (see _resolve_params)
+        # staging buffers (and their addresses) of arguments a kernel cannot take as they are
+        self._aligned_copies: dict[tuple[str, int], tuple[np.ndarray, int]] = {}
         self._bound: Any = None  # (parameter handles, steps, steps with them bound): see _bound_steps
 
     def _load_steps(self, steps: list[dict], library: Any) -> list:
@@ -169,48 +187,66 @@ class EntryPoint:
             raise ArtifactError(f"entry {self.name!r}: malformed argument reference {ref!r}")
 
     def _check_inputs(self, inputs: Sequence[Any]) -> list[np.ndarray]:
+        """The arrays the kernels read for ``inputs``; their data addresses, read on every call, go
+        to ``_input_addresses`` (the call lock is held).
+
+        An address is never reused from an earlier call: a caller's array may have been resized
+        in place (its memory moved) or freed since, and another array may lie at its old address.
+        """
         if len(inputs) != len(self.inputs):
             names = ", ".join(spec["name"] for spec in self.inputs)
             raise InputError(f"{self.name}: expected {len(self.inputs)} input(s) ({names}), got {len(inputs)}")
-        checked = []
+        checked, addresses = [], []
         for index, (value, expected) in enumerate(zip(inputs, self._input_specs)):
             # the common case in a few attribute reads: per-call Python runs on caches the kernels
             # have just evicted, each step costing far more than it would warm
             if not (type(value) is np.ndarray and value.dtype == expected.dtype and value.shape == expected.shape):
                 value = self._check_array(expected, value)
-            checked.append(self._aligned(("input", index), value, self._input_alignments[index]))
-        last = self._last_inputs
-        if len(last) == len(checked) and all(map(operator.is_, last, checked)):
-            return last  # the same arrays as last call: the native table already points at them
-        self._last_inputs = checked
+            array, address = self._staged(("input", index), value, self._input_alignments[index])
+            checked.append(array)
+            addresses.append(address)
+        self._input_addresses = addresses
         return checked
 
-    def _aligned(self, slot: tuple[str, int], array: np.ndarray, alignment: int = ALIGNMENT) -> np.ndarray:
-        """``array`` itself when a kernel can take it, else its copy in this slot's staging buffer.
+    def _staged(self, slot: tuple[str, int], array: np.ndarray, alignment: int = ALIGNMENT) -> tuple[np.ndarray, int]:
+        """``array`` itself and its address when a kernel can take it, else its copy in this slot's
+        staging buffer and that buffer's address.
 
-        Kernels assume 64-byte aligned data unless the manifest says otherwise (inputs read in
-        place); numpy's own arrays usually start 16 bytes past such a boundary. A fresh aligned
+        Kernels take writable, C-contiguous, native-endian data aligned to 64 bytes unless the
+        manifest says otherwise (inputs read in place); numpy's own arrays usually start 16 bytes
+        past such a boundary. Anything else (read-only or memory-mapped, strided, Fortran-order,
+        misaligned, big-endian) is copied, converting the byte order on the way. A fresh aligned
         copy per call costs a page fault per 4 KB (about 0.2 ms for one 224x224 image), so each
         slot keeps its buffer from call to call.
         """
-        if is_aligned(array, alignment):
-            return array
+        flags = array.flags
+        if flags.c_contiguous and flags.writeable and array.dtype.isnative:
+            address = array.ctypes.data
+            if address % alignment == 0:
+                return array, address
+        dtype = array.dtype.newbyteorder("=")
         staged = self._aligned_copies.get(slot)
-        if staged is None or staged.shape != array.shape or staged.dtype != array.dtype:
-            staged = self._aligned_copies[slot] = aligned_empty(array.shape, array.dtype)
-        np.copyto(staged, array)
+        if staged is None or staged[0].shape != array.shape or staged[0].dtype != dtype:
+            buffer = aligned_empty(array.shape, dtype)
+            staged = self._aligned_copies[slot] = (buffer, buffer.ctypes.data)
+        np.copyto(staged[0], array)
         return staged
 
     @staticmethod
     def _check_array(expected: _Spec, value: Any) -> np.ndarray:
+        """``value`` as a numpy array of the expected shape and dtype (in any byte order).
+
+        Python lists, tuples and scalars hold no dtype of their own: they are converted to the
+        expected one where numpy's ``same_kind`` casting allows (floats to float32, not to int32).
+        """
         if not isinstance(value, np.ndarray):
             if hasattr(value, "asnumpy"):
                 value = value.asnumpy()
             elif isinstance(value, (int, float, bool, np.generic, list, tuple)):
-                value = np.asarray(value)
+                value = _from_python(expected, value)
             else:
                 raise InputError(f"{expected.what}: expected a numpy array of {expected.text}, got {type(value).__name__}")
-        if value.dtype != expected.dtype:
+        if value.dtype != expected.dtype and value.dtype.newbyteorder("=") != expected.dtype:
             raise InputError(f"{expected.what}: expected dtype {expected.dtype}, got {value.dtype}")
         if value.shape != expected.shape:
             raise InputError(f"{expected.what}: expected shape {expected.shape} (rank {len(expected.shape)}), "
@@ -218,17 +254,24 @@ class EntryPoint:
         return value
 
     def _resolve_params(self, params: Mapping[str, Any] | None) -> list[np.ndarray]:
-        resolved = []
+        """The parameter arrays of a call; with ``params`` given, their addresses (read this call,
+        as the inputs') go to ``_param_addresses``, else it is None (the stored weights, which
+        only the module changes)."""
+        resolved, addresses = [], []
         for index, spec in enumerate(self.params):
             name = spec["name"]
             if params is not None and name in params:
                 checked = self._check_array(self._param_specs[index], params[name])
-                resolved.append(self._aligned(("param", index), checked))
+                array, address = self._staged(("param", index), checked)
             elif name in self._weights:
-                resolved.append(self._weights[name])
+                array = self._weights[name]
+                address = array.ctypes.data if params is not None else 0
             else:
                 raise InputError(f"{self.name}: parameter {name!r} has no value: the artifact holds no "
                                  f"weights for it and none was passed in params")
+            resolved.append(array)
+            addresses.append(address)
+        self._param_addresses = addresses if params is not None else None
         return resolved
 
     @property
@@ -299,6 +342,7 @@ class EntryPoint:
             data = self._check_inputs(inputs)
             if params is None:
                 key, weights = self._stored_params()
+                self._param_addresses = None
             else:
                 key, weights = params_key, self._resolve_params(params)
             return self._execute(data, weights, key)
@@ -354,9 +398,9 @@ class EntryPoint:
                 kernel(*[handles[kind][index] for kind, index in args])
             self._prepared_for = key
         if native is not None:
-            native.bind("input", data)  # the lists of the last call return at once (see bind)
+            native.bind("input", data, self._input_addresses)
             native.bind("output", outputs)
-            native.bind("param", weights)
+            native.bind("param", weights, self._param_addresses)
             native.run()
         else:
             for kernel, static, dynamic in self._bound_steps(handles):

@@ -124,14 +124,21 @@ class NativeSteps:
             row.count = len(extents)
         return table
 
-    def bind(self, kind: str, arrays: Sequence[np.ndarray]) -> None:
+    def bind(self, kind: str, arrays: Sequence[np.ndarray], addresses: Sequence[int] | None = None) -> None:
         """Point the tensors of ``kind`` at ``arrays`` (checked by the caller, see the module doc).
 
-        An array bound last time (the same object: an input's staging buffer, a kept output)
-        is not looked at again: reading an array's address costs microseconds on cold caches.
-        The very sequence bound last time (a list the caller keeps and never changes: the stored
-        weights, the kept outputs, the last call's inputs) returns at once.
+        With ``addresses`` (the arrays' data addresses, read by the caller on this call: arrays
+        the caller does not own, which may have moved since the last call) they are used as
+        given. Without, an array bound last time (the same object: a staging buffer, a kept
+        output) is not looked at again: reading an array's address costs microseconds on cold
+        caches; the very sequence bound last time (a list the caller keeps and never changes:
+        the stored weights, the kept outputs) returns at once.
         """
+        if addresses is not None:
+            for tensor, address in zip(self._tensors[kind], addresses):
+                tensor.data = address
+            self._bound[kind] = (None, tuple(arrays))  # keeps them alive while the table points at them
+            return
         last = self._bound.get(kind)
         if last is not None and last[0] is arrays:
             return

@@ -24,14 +24,27 @@ def _const(value: float):
     return tirx.const(value, _F32)
 
 
-def _is_nan(value):
-    """NaN test as integer operations on the bits (exponent all ones, mantissa not zero).
+# dtype -> (integer type of the same width, mask of all bits but the sign, the bits of +inf)
+_NAN_BITS = {
+    "float16": ("int16", 0x7FFF, 0x7C00),
+    "bfloat16": ("int16", 0x7FFF, 0x7F80),
+    "float32": ("int32", 0x7FFFFFFF, 0x7F800000),
+    "float64": ("int64", 0x7FFFFFFFFFFFFFFF, 0x7FF0000000000000),
+}
+
+
+def is_nan(value, dtype: str = _F32):
+    """NaN test of ``value`` (of ``dtype``) as integer operations on the bits (exponent all ones,
+    mantissa not zero).
 
     ``tirx.isnan`` of a load indexed with int64 makes TVM's vectorizer scalarize the whole loop
     (BERT's GELU ran one lane at a time), and ``v != v`` is folded to false by the simplifier.
     """
-    bits = tirx.reinterpret("int32", value) & tirx.const(0x7FFFFFFF, "int32")
-    return bits > tirx.const(0x7F800000, "int32")
+    if dtype not in _NAN_BITS:
+        return tirx.isnan(value)
+    integer, magnitude, infinity = _NAN_BITS[dtype]
+    bits = tirx.reinterpret(integer, value) & tirx.const(magnitude, integer)
+    return bits > tirx.const(infinity, integer)
 
 
 def exp(x: te.Tensor) -> te.Tensor:
@@ -42,14 +55,14 @@ def exp(x: te.Tensor) -> te.Tensor:
         v = x[i]
         value = tirx.Select(v > _const(_EXP_HIGH), _const(math.inf), fast[i])
         value = tirx.Select(v < _const(_EXP_LOW), _const(0.0), value)
-        return tirx.Select(_is_nan(v), v, value)
+        return tirx.Select(is_nan(v), v, value)
 
     return te.compute(x.shape, element, name="aotnn_exp")
 
 
 def _guarded(x: te.Tensor, fast: te.Tensor, name: str) -> te.Tensor:
     """``fast`` (already exact at +-inf) with NaN passed through."""
-    return te.compute(x.shape, lambda *i: tirx.Select(_is_nan(x[i]), x[i], fast[i]), name=name)
+    return te.compute(x.shape, lambda *i: tirx.Select(is_nan(x[i]), x[i], fast[i]), name=name)
 
 
 def tanh(x: te.Tensor) -> te.Tensor:
@@ -90,7 +103,7 @@ def erf(x: te.Tensor) -> te.Tensor:
         near = _horner(_ERF_NEAR, v * v) * v + v
         far = _const(1.0) - tail[i]
         value = tirx.Select(tirx.abs(v) > _const(_ERF_SPLIT), tirx.Select(v < _const(0.0), -far, far), near)
-        return tirx.Select(_is_nan(v), v, value)
+        return tirx.Select(is_nan(v), v, value)
 
     return te.compute(x.shape, element, name="aotnn_erf")
 

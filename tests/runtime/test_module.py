@@ -160,7 +160,7 @@ def test_inputs_of_artifacts_without_alignment_are_staged(lenet_artifact, tmp_pa
     shifted = np.zeros(x.size + 1, np.float32)[1:].reshape(x.shape)
     shifted[...] = x
     np.testing.assert_allclose(module.run(shifted)[0], expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
-    (staged,) = module["predict"]._aligned_copies.values()
+    ((staged, _),) = module["predict"]._aligned_copies.values()
     assert staged.ctypes.data % 64 == 0
 
 
