@@ -118,3 +118,59 @@ def strided_slice(x, begin, end, strides):
             indices = relax.const(np.arange(start, stop, step, dtype="int64"))
             out = emit(_op.take(out, indices, axis=axis))
     return out
+
+
+@rule("gather_elements")
+def gather_elements(x, index, axis=0):
+    """``out[i][j][k] = x[i][index[i][j][k]][k]`` (for axis 1): one ``take`` from the flattened input.
+
+    The flat position of every output element is ``index * stride(axis)`` plus a constant offset
+    from its other coordinates, so the op stays differentiable through ``take``.
+    """
+    import numpy as np
+
+    from .common import emit
+
+    shape, index_shape = static_shape(x), static_shape(index)
+    if len(index_shape) != len(shape):
+        raise CaptureError(f"gather_elements: index must have the input's rank {len(shape)}, got shape "
+                           f"{index_shape}")
+    axis = normalize_axis(axis, len(shape))
+    if any(i > s for d, (i, s) in enumerate(zip(index_shape, shape)) if d != axis):
+        raise CaptureError(f"gather_elements: index shape {index_shape} exceeds the input shape {shape} "
+                           f"outside axis {axis}")
+    strides = np.cumprod((1,) + tuple(shape[:0:-1]))[::-1].astype("int64")
+    grids = np.meshgrid(*[np.arange(n, dtype="int64") for n in index_shape], indexing="ij")
+    offset = sum(grid * strides[d] for d, grid in enumerate(grids) if d != axis)
+    offset = np.broadcast_to(np.asarray(offset, "int64"), index_shape)
+    flat = emit(_op.add(_op.multiply(_op.astype(index, "int64"), relax.const(int(strides[axis]), "int64")),
+                        relax.const(np.ascontiguousarray(offset), "int64")))
+    return _op.take(_op.reshape(x, [-1]), flat, axis=0, mode="clip")
+
+
+@rule("cumsum")
+def cumsum(x, axis, dtype=None):
+    """Inclusive running sum along ``axis`` (in ``dtype`` when given).
+
+    out[..., j] = sum_i x[..., i] * (i <= j): a masked sum over a lower-triangular constant, since
+    Relax's own cumsum is not legalised to a kernel here. Quadratic in the axis length.
+    """
+    import numpy as np
+
+    from .common import emit
+
+    shape = static_shape(x)
+    axis = normalize_axis(axis, len(shape))
+    if dtype is not None:
+        x = emit(_op.astype(x, dtype))
+    from ..capture import dtype_of
+
+    n = shape[axis]
+    perm = [d for d in range(len(shape)) if d != axis] + [axis]
+    moved = emit(_op.permute_dims(x, perm)) if axis != len(shape) - 1 else x
+    mask = relax.const(np.triu(np.ones((n, n))).astype(dtype_of(x)), dtype_of(x))
+    summed = emit(_op.sum(_op.multiply(_op.expand_dims(moved, -1), mask), axis=[-2]))
+    if axis == len(shape) - 1:
+        return summed
+    inverse = [perm.index(d) for d in range(len(shape))]
+    return _op.permute_dims(summed, inverse)
