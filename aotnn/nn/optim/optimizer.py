@@ -543,3 +543,6 @@ class _WrappedWeightDecay(Cell):
 
     def construct(self, global_step):
         return self.weight_decay(global_step) * self.loss_scale
+
+
+from .init_args import opt_init_args_register  # noqa: E402,F401  (MindSpore imports it from this module)
