@@ -1,5 +1,5 @@
-"""MindSpore 2.x functional classification losses: ``nll_loss``, ``cross_entropy`` and
-``binary_cross_entropy_with_logits``, composed from differentiable element-wise ops and reductions."""
+"""MindSpore 2.x functional classification losses: ``nll_loss``, ``cross_entropy``,
+``binary_cross_entropy_with_logits`` and ``kl_div``, composed from differentiable element-wise ops and reductions."""
 from __future__ import annotations
 
 from typing import Any
@@ -10,7 +10,7 @@ from ..common import dtype as mstype
 from ..common.tensor import Tensor
 from . import functional as F
 
-__all__ = ['nll_loss', 'cross_entropy', 'binary_cross_entropy_with_logits']
+__all__ = ['nll_loss', 'cross_entropy', 'binary_cross_entropy_with_logits', 'kl_div']
 
 _REDUCTIONS = ("mean", "sum", "none")
 _INDEX_TYPES = (mstype.int32, mstype.int64)
@@ -180,3 +180,38 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     if weight is not None:
         loss = F.mul(loss, F.cast(weight, mstype.float32))
     return F.cast(_reduce(loss, reduction, None), input.dtype)
+
+
+_KL_REDUCTIONS = ("mean", "batchmean", "sum", "none")
+
+
+def kl_div(logits, labels, reduction: str = "mean"):
+    r"""Kullback-Leibler divergence of ``labels`` from log-probabilities ``logits``:
+    :math:`\ell = y (\log y - x)`, 0 where :math:`y = 0`.
+
+    Args:
+        logits (Tensor): log-probabilities, float.
+        labels (Tensor): probabilities of ``logits``' shape.
+        reduction (str): 'mean' (over every element), 'batchmean' (sum / first dimension), 'sum' or 'none'.
+            Default: 'mean'.
+
+    Raises:
+        TypeError: inputs not float Tensors.
+        ValueError: shapes differ, or a bad reduction.
+    """
+    for name, value in (("logits", logits), ("labels", labels)):
+        if not isinstance(value, Tensor) or not value.dtype.is_float:
+            raise TypeError(f"kl_div: {name} must be a float Tensor, got {getattr(value, 'dtype', type(value).__name__)}")
+    if tuple(logits.shape) != tuple(labels.shape):
+        raise ValueError(f"kl_div: labels shape {labels.shape} differs from logits shape {logits.shape}")
+    if reduction not in _KL_REDUCTIONS:
+        raise ValueError(f"kl_div: reduction must be one of {_KL_REDUCTIONS}, got {reduction!r}")
+    x, y = F.cast(logits, mstype.float32), F.cast(labels, mstype.float32)
+    positive = F.greater(y, 0.0)
+    safe_log = F.log(F.select(positive, y, F.ones_like(y)))
+    loss = F.select(positive, F.mul(y, F.sub(safe_log, x)), F.zeros_like(y))
+    if reduction == "batchmean":
+        out = F.div(F.reduce_sum(loss), float(logits.shape[0] if logits.ndim else 1))
+    else:
+        out = _reduce(loss, reduction, None)
+    return F.cast(out, logits.dtype)

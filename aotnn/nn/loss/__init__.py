@@ -7,6 +7,8 @@ from .cosine_embedding import *  # noqa: F401,F403
 from .cosine_embedding import __all__ as _cosine
 from .cross_entropy import *  # noqa: F401,F403
 from .cross_entropy import __all__ as _cross_entropy
+from .distribution import *  # noqa: F401,F403
+from .distribution import __all__ as _distribution
 from .dice import *  # noqa: F401,F403
 from .dice import __all__ as _dice
 from .focal import *  # noqa: F401,F403
@@ -20,4 +22,4 @@ from .regression import __all__ as _regression
 from .sampled_softmax import *  # noqa: F401,F403
 from .sampled_softmax import __all__ as _sampled
 
-__all__ = _base + _regression + _binary + _cross_entropy + _focal + _dice + _cosine + _sampled + _classification + _ranking
+__all__ = _base + _regression + _binary + _cross_entropy + _focal + _dice + _cosine + _sampled + _classification + _ranking + _distribution

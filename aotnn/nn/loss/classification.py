@@ -1,12 +1,14 @@
-"""MindSpore 2.x classification losses over ``ops.cross_entropy`` / ``ops.nll_loss``: CrossEntropyLoss and
-NLLLoss."""
+"""MindSpore 2.x classification losses: CrossEntropyLoss and NLLLoss (over ``ops.cross_entropy`` /
+``ops.nll_loss``) and MultiLabelSoftMarginLoss."""
 from __future__ import annotations
 
 from ... import ops
+from ...common import dtype as mstype
 from ...common.tensor import Tensor
+from ._utils import check_float_tensor, check_same_shape, softplus
 from .loss_base import LossBase
 
-__all__ = ['CrossEntropyLoss', 'NLLLoss']
+__all__ = ['CrossEntropyLoss', 'NLLLoss', 'MultiLabelSoftMarginLoss']
 
 
 def _check_weight(weight, cls_name: str):
@@ -82,3 +84,39 @@ class CrossEntropyLoss(LossBase):
     def construct(self, logits, labels):
         return ops.cross_entropy(logits, labels, self.weight, self.ignore_index, self.reduction,
                                  self.label_smoothing)
+
+
+class MultiLabelSoftMarginLoss(LossBase):
+    r"""One-versus-all multi-label loss over C classes:
+    :math:`\ell_n = -\frac{1}{C}\sum_c w_c [y_{nc} \log\sigma(x_{nc}) + (1 - y_{nc}) \log\sigma(-x_{nc})]`.
+
+    Args:
+        weight (Tensor): (C,) class weights. Default: None.
+        reduction (str): 'mean', 'sum' or 'none' (one value per sample). Default: 'mean'.
+
+    Inputs:
+        - **x** (Tensor) - (N, C) or (C,) logits.
+        - **target** (Tensor) - 0/1 labels of ``x``'s shape.
+
+    Raises:
+        TypeError: ``weight`` not a Tensor; inputs not float Tensors.
+        ValueError: a bad ``reduction``; shapes that differ.
+    """
+
+    def __init__(self, weight=None, reduction: str = 'mean'):
+        super().__init__(reduction)
+        self.weight = _check_weight(weight, self.cls_name)
+
+    def construct(self, x, target):
+        check_float_tensor(x, 'x', self.cls_name)
+        check_float_tensor(target, 'target', self.cls_name)
+        check_same_shape(x, target, 'x', 'target', self.cls_name)
+        logits, labels = ops.cast(x, mstype.float32), ops.cast(target, mstype.float32)
+        # -log sigma(x) = softplus(-x), -log sigma(-x) = softplus(x)
+        terms = labels * softplus(ops.neg(logits)) + (1.0 - labels) * softplus(logits)
+        if self.weight is not None:
+            terms = terms * ops.cast(self.weight, mstype.float32)
+        per_sample = ops.reduce_mean(terms, -1)
+        if self.reduction == 'none':
+            return ops.cast(per_sample, x.dtype)
+        return ops.cast(self.get_loss(per_sample), x.dtype)

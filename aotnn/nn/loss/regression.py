@@ -1,4 +1,4 @@
-"""Distance losses between predictions and targets: L1Loss, MSELoss, RMSELoss, SmoothL1Loss, HuberLoss."""
+"""Distance losses between predictions and targets: L1Loss, MSELoss, RMSELoss, SmoothL1Loss, HuberLoss, MAELoss."""
 from __future__ import annotations
 
 from ... import ops
@@ -6,7 +6,7 @@ from ...common import dtype as mstype
 from ._utils import check_float_tensor, check_logits_labels, check_same_shape, check_tensor
 from .loss_base import LossBase
 
-__all__ = ['L1Loss', 'MSELoss', 'RMSELoss', 'SmoothL1Loss', 'HuberLoss']
+__all__ = ['L1Loss', 'MSELoss', 'RMSELoss', 'SmoothL1Loss', 'HuberLoss', 'MAELoss']
 
 _UNSIGNED = (mstype.uint8, mstype.uint16, mstype.uint32, mstype.uint64)
 
@@ -176,3 +176,12 @@ class HuberLoss(LossBase):
 
     def extend_repr(self) -> str:
         return f"reduction={self.reduction}, delta={self.delta}"
+
+
+class MAELoss(L1Loss):
+    r"""Mean absolute error, MindSpore 2.x's name for :class:`L1Loss`: :math:`\ell = |x - y|`
+    (``labels`` broadcast to ``logits``).
+
+    Args:
+        reduction (str): 'mean', 'sum' or 'none'. Default: 'mean'.
+    """
