@@ -1,16 +1,20 @@
 """MindSpore primitive classes over the array ops: ``Tile``, ``Unstack``, ``Identity``, ``Zeros``/``Ones``,
-``Sign``, ``Reciprocal``, ``L2Normalize``, ``ResizeNearestNeighbor``, ``AllReduce``."""
+``Sign``, ``Reciprocal``, ``L2Normalize``, ``LpNorm``, ``ResizeNearestNeighbor``, ``AllReduce``, ``Sort``,
+``TopK``, ``GatherNd``, ``Assign``, ``AssignAdd``, ``StopGradient`` and ``SigmoidCrossEntropyWithLogits``."""
 from __future__ import annotations
 
 from ..common.tensor import Tensor
 from . import functional as F
 from .array_ops import reciprocal, unstack
+from .classification_loss_ops import binary_cross_entropy_with_logits
 from .composite_ops import ReduceOp
 from .image_ops import resize_nearest_neighbor
 from .primitives import Primitive
+from .selection_ops import assign_add, gather_nd, sort, stop_gradient, topk
 
 __all__ = ['Tile', 'Unstack', 'Identity', 'Zeros', 'Ones', 'Sign', 'Reciprocal', 'L2Normalize',
-           'ResizeNearestNeighbor', 'AllReduce']
+           'LpNorm', 'ResizeNearestNeighbor', 'AllReduce', 'Sort', 'TopK', 'GatherNd', 'Assign', 'AssignAdd',
+           'StopGradient', 'SigmoidCrossEntropyWithLogits']
 
 
 class Tile(Primitive):
@@ -133,3 +137,92 @@ class AllReduce(Primitive):
         data = x.asnumpy().copy()
         allreduce_sum_([data], self.group)
         return Tensor._from_numpy(data)
+
+
+class LpNorm(Primitive):
+    """``ops.LpNorm(axis, p=2, keep_dims=False, epsilon=1e-12)(x)``: ``max(sum(|x|^p, axis)^(1/p), epsilon)``.
+
+    Raises:
+        TypeError: ``p`` not an int, ``axis`` not an int or tuple of ints.
+        ValueError: ``p`` negative.
+    """
+
+    def __init__(self, axis, p: int = 2, keep_dims: bool = False, epsilon: float = 1e-12):
+        super().__init__()
+        if isinstance(p, bool) or not isinstance(p, int) or p < 0:
+            raise ValueError(f"LpNorm: p must be a non-negative int, got {p!r}")
+        if not isinstance(axis, (int, tuple, list)) or isinstance(axis, bool):
+            raise TypeError(f"LpNorm: axis must be an int or a tuple of ints, got {axis!r}")
+        self.axis = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+        self.p, self.keep_dims, self.epsilon = p, keep_dims, float(epsilon)
+
+    def __call__(self, input):  # noqa: A002
+        magnitude = F.abs(input)
+        if self.p == 0:
+            total = F.reduce_sum(F.cast(F.not_equal(input, 0), input.dtype), self.axis, self.keep_dims)
+            return total
+        if self.p == 1:
+            norm = F.reduce_sum(magnitude, self.axis, self.keep_dims)
+        elif self.p == 2:
+            norm = F.sqrt(F.reduce_sum(F.square(input), self.axis, self.keep_dims))
+        else:
+            norm = F.pow(F.reduce_sum(F.pow(magnitude, float(self.p)), self.axis, self.keep_dims), 1.0 / self.p)
+        return F.maximum(norm, self.epsilon)
+
+
+class Sort(Primitive):
+    """``ops.Sort(axis=-1, descending=False)(x)``: (values, int32 indices)."""
+
+    def __init__(self, axis: int = -1, descending: bool = False):
+        super().__init__()
+        self.axis, self.descending = axis, descending
+
+    def __call__(self, x):
+        return sort(x, self.axis, self.descending)
+
+
+class TopK(Primitive):
+    """``ops.TopK(sorted=True)(input_x, k)``: the k largest along the last axis, (values, int32 indices)."""
+
+    def __init__(self, sorted: bool = True):  # noqa: A002 (MindSpore's argument name)
+        super().__init__()
+        self.sorted = sorted
+
+    def __call__(self, input_x, k):
+        return topk(input_x, k, None, True, self.sorted)
+
+
+class GatherNd(Primitive):
+    """``ops.GatherNd()(input_x, indices)``; see :func:`aotnn.ops.gather_nd`."""
+
+    def __call__(self, input_x, indices):
+        return gather_nd(input_x, indices)
+
+
+class Assign(Primitive):
+    """``ops.Assign()(variable, value)``: the Parameter takes ``value``."""
+
+    def __call__(self, variable, value):
+        return F.assign(variable, value)
+
+
+class AssignAdd(Primitive):
+    """``ops.AssignAdd()(variable, value)``: ``variable += value``."""
+
+    def __call__(self, variable, value):
+        return assign_add(variable, value)
+
+
+class StopGradient(Primitive):
+    """``ops.StopGradient()(x)``: ``x`` with no gradient flowing back."""
+
+    def __call__(self, x):
+        return stop_gradient(x)
+
+
+class SigmoidCrossEntropyWithLogits(Primitive):
+    """``ops.SigmoidCrossEntropyWithLogits()(logits, label)``: the element-wise sigmoid cross entropy
+    (no reduction)."""
+
+    def __call__(self, logits, label):
+        return binary_cross_entropy_with_logits(logits, label, reduction="none")

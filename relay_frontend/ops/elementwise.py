@@ -58,7 +58,7 @@ def _transcendental(fn):
 
 for _name, _fn in {
     "exp": _op.exp, "log": _op.log, "sqrt": _op.sqrt, "rsqrt": _op.rsqrt, "sin": _op.sin, "cos": _op.cos,
-    "tanh": _op.tanh, "sigmoid": _op.sigmoid, "erf": _op.erf,
+    "tanh": _op.tanh, "sigmoid": _op.sigmoid, "erf": _op.erf, "atan": _op.atan, "tan": _op.tan,
 }.items():
     rule(_name)(_transcendental(_fn))
 
