@@ -1,5 +1,5 @@
 """MindSpore primitive classes over the array ops: ``Tile``, ``Unstack``, ``Identity``, ``Zeros``/``Ones``,
-``Sign``, ``Reciprocal``, ``L2Normalize``, ``LpNorm``, ``ResizeNearestNeighbor``, ``AllReduce``, ``Sort``,
+``Sign``, ``Reciprocal``, ``L2Normalize``, ``LpNorm``, ``ResizeNearestNeighbor``, ``Sort``,
 ``TopK``, ``GatherNd``, ``Assign``, ``AssignAdd``, ``StopGradient`` and ``SigmoidCrossEntropyWithLogits``."""
 from __future__ import annotations
 
@@ -7,13 +7,12 @@ from ..common.tensor import Tensor
 from . import functional as F
 from .array_ops import reciprocal, unstack
 from .classification_loss_ops import binary_cross_entropy_with_logits
-from .composite_ops import ReduceOp
 from .image_ops import resize_nearest_neighbor
 from .primitives import Primitive
 from .selection_ops import assign_add, gather_nd, sort, stop_gradient, topk
 
 __all__ = ['Tile', 'Unstack', 'Identity', 'Zeros', 'Ones', 'Sign', 'Reciprocal', 'L2Normalize',
-           'LpNorm', 'ResizeNearestNeighbor', 'AllReduce', 'Sort', 'TopK', 'GatherNd', 'Assign', 'AssignAdd',
+           'LpNorm', 'ResizeNearestNeighbor', 'Sort', 'TopK', 'GatherNd', 'Assign', 'AssignAdd',
            'StopGradient', 'SigmoidCrossEntropyWithLogits']
 
 
@@ -109,34 +108,6 @@ class ResizeNearestNeighbor(Primitive):
 
     def __call__(self, input_x):
         return resize_nearest_neighbor(input_x, self.size, self.align_corners)
-
-
-class AllReduce(Primitive):
-    """``ops.AllReduce(op=ReduceOp.SUM, group=...)(x)``: ``x`` reduced over the ranks of ``group``.
-
-    In a world of one it is ``x`` itself; across processes only eager SUM is supported (the collective runs
-    on the host between compiled steps, see ``aotnn.communication``).
-    """
-
-    def __init__(self, op: str = ReduceOp.SUM, group: str = "hccl_world_group"):
-        super().__init__()
-        if op not in (ReduceOp.SUM, ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PROD):
-            raise ValueError(f"AllReduce: op must be a ReduceOp (sum/max/min/prod), got {op!r}")
-        self.op, self.group = op, group
-
-    def __call__(self, x):
-        from ..communication._collective import allreduce_sum_
-        from ..communication.management import GlobalComm, get_group_size
-
-        if not isinstance(x, Tensor):
-            raise TypeError(f"AllReduce: x must be a Tensor, got {type(x).__name__}")
-        if not GlobalComm.INITED or get_group_size(self.group) == 1:
-            return x
-        if x.is_symbolic or self.op != ReduceOp.SUM:
-            raise NotImplementedError("AllReduce: across processes only an eager 'sum' is supported")
-        data = x.asnumpy().copy()
-        allreduce_sum_([data], self.group)
-        return Tensor._from_numpy(data)
 
 
 class LpNorm(Primitive):
