@@ -2,7 +2,8 @@
 
 Scans Python sources (e.g. an installed mindcv, a mindyolo or mindnlp checkout) for attribute uses through
 the usual aliases (``nn.X``, ``ops.X``, ``P.X``, ``F.X``, ``mnp.X``/``msnp.X``/``numpy.X`` after a
-``mindspore.numpy`` import) and ``from mindspore.<module> import X`` lines, then reports, per module, each
+``mindspore.numpy`` import) and ``from mindspore.<module>[.<submodule>] import X`` lines (recorded under the
+full dotted module), then reports, per module, each
 name that MindSpore defines with whether ``aotnn`` has it. Whether MindSpore defines a name is asked of a
 separate interpreter that has MindSpore installed (``--mindspore-python``), since aotnn's own environment
 does not.
@@ -26,7 +27,8 @@ from pathlib import Path
 
 # alias -> module, for attribute uses ``alias.Name``
 ALIASES = {"nn": "nn", "ops": "ops", "P": "ops", "F": "ops", "mnp": "numpy", "msnp": "numpy"}
-FROM_IMPORT = re.compile(r"^\s*from\s+mindspore\.(nn|ops|numpy)(?:\.[\w.]+)?\s+import\s+\(?([\w\s,]+)\)?", re.M)
+FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+mindspore\.((?:nn|ops|numpy)(?:\.[\w.]+)?)[ \t]+import[ \t]+"
+                         r"(?:\(([\w\s,]+)\)|([\w \t,]+))", re.M)
 ATTRIBUTE = re.compile(r"(?<![\w.])(nn|ops|P|F|mnp|msnp|numpy)\.([A-Za-z_]\w*)")
 NUMPY_ALIAS = re.compile(r"import\s+mindspore\.numpy\s+as\s+(\w+)|from\s+mindspore\s+import\s+[\w\s,]*\bnumpy\b")
 
@@ -35,7 +37,11 @@ import json, sys, importlib
 names = json.load(open(sys.argv[1]))
 out = {}
 for module, items in names.items():
-    mod = importlib.import_module("mindspore." + module)
+    try:
+        mod = importlib.import_module("mindspore." + module)
+    except ImportError:  # a module this MindSpore does not have (older or newer code)
+        out[module] = []
+        continue
     out[module] = [n for n in items if hasattr(mod, n)]
 json.dump(out, open(sys.argv[2], "w"))
 """
@@ -49,8 +55,9 @@ def scan(root: Path) -> dict[str, set[str]]:
         if "mindspore" not in text:
             continue
         numpy_is_mindspore = NUMPY_ALIAS.search(text) is not None
-        for module, names in FROM_IMPORT.findall(text):
-            used[module].update(n.strip() for n in names.split(",") if n.strip())
+        for module, grouped, plain in FROM_IMPORT.findall(text):
+            names = grouped or plain
+            used[module].update(n.split()[0] for n in names.split(",") if n.strip())
         for alias, name in ATTRIBUTE.findall(text):
             if alias == "numpy" and not numpy_is_mindspore:
                 continue
@@ -71,12 +78,18 @@ def mindspore_names(python: str, used: dict[str, set[str]]) -> dict[str, set[str
 
 
 def aotnn_has(module: str, name: str) -> bool:
+    """Whether ``aotnn.<module>`` (a dotted path, imported or reached by attributes) defines ``name``."""
     import importlib
 
     try:
-        return hasattr(importlib.import_module(f"aotnn.{module}"), name)
+        target = importlib.import_module(f"aotnn.{module}")
     except ImportError:
-        return False
+        target = importlib.import_module("aotnn")
+        for part in module.split("."):
+            target = getattr(target, part, None)
+            if target is None:
+                return False
+    return hasattr(target, name)
 
 
 def report(sources: dict[str, Path], python: str) -> dict:

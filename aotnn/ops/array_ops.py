@@ -11,7 +11,7 @@ from ..common.tensor import Tensor
 from . import functional as F
 from ._dispatch import apply
 
-__all__ = ['split', 'chunk', 'unstack', 'unbind', 'gather_elements', 'repeat_elements', 'repeat_interleave',
+__all__ = ['split', 'chunk', 'unstack', 'unbind', 'gather_elements', 'tensor_scatter_elements', 'repeat_elements', 'repeat_interleave',
            'cumsum', 'swapaxes', 'movedim', 'moveaxis', 'permute', 'flip', 'linspace', 'eye', 'meshgrid',
            'identity', 'tuple_to_array', 'scalar_to_tensor', 'narrow', 'is_tensor', 'masked_fill',
            'full_like', 'reciprocal', 'mixed_precision_cast']
@@ -121,6 +121,31 @@ def gather_elements(input, dim, index):  # noqa: A002
     if index.ndim != input.ndim:
         raise ValueError(f"gather_elements: index must have the input's rank {input.ndim}, got shape {index.shape}")
     return apply("gather_elements", input, index, _axis(dim, input.ndim, "gather_elements", "dim"))
+
+
+def tensor_scatter_elements(input_x, indices, updates, axis=0, reduction="none"):
+    """``input_x`` with ``updates`` written at ``indices`` along ``axis`` (the inverse of
+    ``gather_elements``): for axis 1, ``out[i][indices[i][j]] = updates[i][j]``; with reduction 'add' the
+    updates are added. Out-of-range indices are clipped into range.
+
+    Raises:
+        TypeError: not Tensors, indices not int32/int64, dtypes of input_x and updates differ.
+        ValueError: ranks or shapes that do not match, or a reduction other than 'none' / 'add'.
+    """
+    for name, value in (("input_x", input_x), ("indices", indices), ("updates", updates)):
+        _tensor(value, "tensor_scatter_elements", name)
+    if indices.dtype not in (mstype.int32, mstype.int64):
+        raise TypeError(f"tensor_scatter_elements: indices must be int32 or int64, got {indices.dtype}")
+    if updates.dtype != input_x.dtype:
+        raise TypeError(f"tensor_scatter_elements: updates dtype {updates.dtype} differs from input_x's "
+                        f"{input_x.dtype}")
+    if indices.ndim != input_x.ndim or tuple(updates.shape) != tuple(indices.shape):
+        raise ValueError(f"tensor_scatter_elements: indices (shape {indices.shape}) must have input_x's rank "
+                         f"{input_x.ndim} and updates' shape {updates.shape}")
+    if reduction not in ("none", "add"):
+        raise ValueError(f"tensor_scatter_elements: reduction must be 'none' or 'add', got {reduction!r}")
+    return apply("scatter_elements", input_x, indices, updates,
+                 _axis(axis, input_x.ndim, "tensor_scatter_elements"), reduction)
 
 
 def repeat_elements(x, rep, axis=0):

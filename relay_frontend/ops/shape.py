@@ -120,32 +120,55 @@ def strided_slice(x, begin, end, strides):
     return out
 
 
-@rule("gather_elements")
-def gather_elements(x, index, axis=0):
-    """``out[i][j][k] = x[i][index[i][j][k]][k]`` (for axis 1): one ``take`` from the flattened input.
-
-    The flat position of every output element is ``index * stride(axis)`` plus a constant offset
-    from its other coordinates, so the op stays differentiable through ``take``.
-    """
+def _flat_positions(shape, index, axis: int, what: str):
+    """The position in ``reshape(x, [-1])`` of every element ``index`` addresses along ``axis``:
+    ``index * stride(axis)`` plus a constant offset from the element's other coordinates."""
     import numpy as np
 
     from .common import emit
 
-    shape, index_shape = static_shape(x), static_shape(index)
+    index_shape = static_shape(index)
     if len(index_shape) != len(shape):
-        raise CaptureError(f"gather_elements: index must have the input's rank {len(shape)}, got shape "
-                           f"{index_shape}")
-    axis = normalize_axis(axis, len(shape))
+        raise CaptureError(f"{what}: index must have the input's rank {len(shape)}, got shape {index_shape}")
     if any(i > s for d, (i, s) in enumerate(zip(index_shape, shape)) if d != axis):
-        raise CaptureError(f"gather_elements: index shape {index_shape} exceeds the input shape {shape} "
-                           f"outside axis {axis}")
+        raise CaptureError(f"{what}: index shape {index_shape} exceeds the input shape {shape} outside axis {axis}")
     strides = np.cumprod((1,) + tuple(shape[:0:-1]))[::-1].astype("int64")
     grids = np.meshgrid(*[np.arange(n, dtype="int64") for n in index_shape], indexing="ij")
     offset = sum(grid * strides[d] for d, grid in enumerate(grids) if d != axis)
     offset = np.broadcast_to(np.asarray(offset, "int64"), index_shape)
-    flat = emit(_op.add(_op.multiply(_op.astype(index, "int64"), relax.const(int(strides[axis]), "int64")),
+    return emit(_op.add(_op.multiply(_op.astype(index, "int64"), relax.const(int(strides[axis]), "int64")),
                         relax.const(np.ascontiguousarray(offset), "int64")))
+
+
+@rule("gather_elements")
+def gather_elements(x, index, axis=0):
+    """``out[i][j][k] = x[i][index[i][j][k]][k]`` (for axis 1): one ``take`` from the flattened input, so the
+    op stays differentiable."""
+    shape = static_shape(x)
+    flat = _flat_positions(shape, index, normalize_axis(axis, len(shape)), "gather_elements")
     return _op.take(_op.reshape(x, [-1]), flat, axis=0, mode="clip")
+
+
+@rule("scatter_elements")
+def scatter_elements(x, index, updates, axis=0, reduction="none"):
+    """``x`` with ``x[i][index[i][j]] = updates[i][j]`` (axis 1; 'add' accumulates instead): one
+    ``scatter_nd`` into the flattened input. Indices are clipped into range."""
+    from .common import emit
+
+    shape = static_shape(x)
+    if static_shape(updates) != static_shape(index):
+        raise CaptureError(f"scatter_elements: updates shape {static_shape(updates)} differs from index shape "
+                           f"{static_shape(index)}")
+    mode = {"none": "update", "add": "add"}.get(str(reduction))
+    if mode is None:
+        raise CaptureError(f"scatter_elements: reduction must be 'none' or 'add', got {reduction!r}")
+    size = 1
+    for n in shape:
+        size *= n
+    flat = _flat_positions(shape, index, normalize_axis(axis, len(shape)), "scatter_elements")
+    flat = emit(_op.clip(flat, 0, size - 1))
+    out = emit(_op.scatter_nd(_op.reshape(x, [-1]), _op.reshape(flat, [-1, 1]), _op.reshape(updates, [-1]), mode))
+    return _op.reshape(out, list(shape))
 
 
 @rule("cumsum")

@@ -148,3 +148,23 @@ def test_array_ops_inside_a_compiled_cell():
     want = np.cumsum(picked, 1) + np.repeat(x[:, :1], 2, axis=1)
     got = Net()(Tensor(x), Tensor(index))
     np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("axis, reduction", [(1, "none"), (0, "add"), (-1, "add")])
+def test_tensor_scatter_elements_against_torch(axis, reduction):
+    x = rand(3, 5)
+    dim = axis % 2
+    index_shape = (2, 5) if dim == 0 else (3, 2)
+    # distinct indices along the axis for 'none' (PyTorch leaves the winner of duplicates unspecified)
+    index = np.stack([RNG.permutation(x.shape[dim])[:index_shape[dim]] for _ in range(index_shape[1 - dim])],
+                     axis=1 - dim).astype(np.int64)
+    updates = rand(*index_shape)
+    t = torch.from_numpy(x.copy())
+    want = (t.scatter(dim, torch.from_numpy(index), torch.from_numpy(updates)) if reduction == "none"
+            else t.scatter_add(dim, torch.from_numpy(index), torch.from_numpy(updates)))
+    got = ops.tensor_scatter_elements(Tensor(x), Tensor(index), Tensor(updates), axis, reduction)
+    np.testing.assert_allclose(got.asnumpy(), want.numpy(), rtol=1e-6)
+
+
+def test_ops_function_namespace_alias():
+    assert ops.function.silu is ops.silu and ops.function.split is ops.split
