@@ -10,7 +10,8 @@ from ..common import dtype as mstype
 from ..common.tensor import Tensor
 from . import functional as F
 
-__all__ = ['nll_loss', 'cross_entropy', 'binary_cross_entropy_with_logits', 'kl_div']
+__all__ = ['nll_loss', 'cross_entropy', 'binary_cross_entropy_with_logits', 'binary_cross_entropy',
+           'kl_div']
 
 _REDUCTIONS = ("mean", "sum", "none")
 _INDEX_TYPES = (mstype.int32, mstype.int64)
@@ -180,6 +181,40 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     if weight is not None:
         loss = F.mul(loss, F.cast(weight, mstype.float32))
     return F.cast(_reduce(loss, reduction, None), input.dtype)
+
+
+_BCE_EPS = 1e-12  # MindSpore's kernels clamp the probabilities so that a log term is at most -log(1e-12)
+
+
+def binary_cross_entropy(logits, labels, weight=None, reduction: str = "mean"):
+    r"""Binary cross entropy of probabilities: :math:`\ell = -w [y \log x + (1 - y) \log(1 - x)]`, each
+    log argument clamped to at least 1e-12 (as MindSpore, so a term is at most about 27.63).
+
+    Args:
+        logits (Tensor): probabilities in [0, 1], float.
+        labels (Tensor): targets of ``logits``' shape.
+        weight (Tensor): weights broadcast to ``logits``. Default: None.
+        reduction (str): 'mean', 'sum' or 'none'. Default: 'mean'.
+
+    Raises:
+        TypeError: inputs not float Tensors.
+        ValueError: shapes differ, or a bad reduction.
+    """
+    for name, value in (("logits", logits), ("labels", labels)):
+        if not isinstance(value, Tensor) or not value.dtype.is_float:
+            raise TypeError(f"binary_cross_entropy: {name} must be a float Tensor, got "
+                            f"{getattr(value, 'dtype', type(value).__name__)}")
+    if tuple(logits.shape) != tuple(labels.shape):
+        raise ValueError(f"binary_cross_entropy: labels shape {labels.shape} differs from logits shape {logits.shape}")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"binary_cross_entropy: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+    x, y = F.cast(logits, mstype.float32), F.cast(labels, mstype.float32)
+    log_x = F.log(F.maximum(x, _BCE_EPS))
+    log_not_x = F.log(F.maximum(F.sub(1.0, x), _BCE_EPS))
+    loss = F.neg(F.add(F.mul(y, log_x), F.mul(F.sub(1.0, y), log_not_x)))
+    if weight is not None:
+        loss = F.mul(loss, F.cast(weight, mstype.float32))
+    return F.cast(_reduce(loss, reduction, None), logits.dtype)
 
 
 _KL_REDUCTIONS = ("mean", "batchmean", "sum", "none")
