@@ -18,22 +18,23 @@ class RowTensor:
     Args:
         indices (Tensor): (n,) int32/int64 row numbers along the first axis.
         values (Tensor): (n, *dense_shape[1:]) the stored rows.
-        dense_shape (tuple[int]): the dense shape.
+        shape (tuple[int]): the dense shape (MindSpore's argument name; the property is ``dense_shape``).
         row_tensor (RowTensor): copy this tensor's fields instead (then give nothing else).
 
     Raises:
-        TypeError: ``indices``/``values`` not Tensors, ``indices`` not int32/int64, ``dense_shape`` not ints.
+        TypeError: ``indices``/``values`` not Tensors, ``indices`` not int32/int64, ``shape`` not ints.
         ValueError: ``indices`` not 1-D, ``values`` not of shape (n, *dense_shape[1:]), or (for concrete indices)
             a row outside ``dense_shape[0]``.
     """
 
-    def __init__(self, indices: Tensor | None = None, values: Tensor | None = None, dense_shape: Any = None,
+    def __init__(self, indices: Tensor | None = None, values: Tensor | None = None, shape: Any = None,
                  row_tensor: RowTensor | None = None):
+        dense_shape = shape
         if row_tensor is not None:
             if not isinstance(row_tensor, RowTensor):
                 raise TypeError(f"row_tensor: expected a RowTensor, got {type(row_tensor).__name__}")
             if indices is not None or values is not None or dense_shape is not None:
-                raise ValueError("RowTensor: give either row_tensor or indices, values and dense_shape, not both")
+                raise ValueError("RowTensor: give either row_tensor or indices, values and shape, not both")
             indices, values, dense_shape = row_tensor.indices, row_tensor.values, row_tensor.dense_shape
         if not isinstance(indices, Tensor) or indices.dtype not in _INDEX_DTYPES:
             raise TypeError(f"RowTensor: indices must be an int32/int64 Tensor, got "
@@ -42,7 +43,7 @@ class RowTensor:
             raise TypeError(f"RowTensor: values must be a Tensor, got {type(values).__name__}")
         if not isinstance(dense_shape, (tuple, list)) or not dense_shape or any(
                 isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d <= 0 for d in dense_shape):
-            raise TypeError(f"RowTensor: dense_shape must be a non-empty tuple of positive ints, got {dense_shape!r}")
+            raise TypeError(f"RowTensor: shape must be a non-empty tuple of positive ints, got {dense_shape!r}")
         dense_shape = tuple(int(d) for d in dense_shape)
         if indices.ndim != 1:
             raise ValueError(f"RowTensor: indices must be 1-D, got shape {indices.shape}")

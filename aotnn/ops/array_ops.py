@@ -276,9 +276,9 @@ def meshgrid(*inputs, indexing="xy"):
     return tuple(grids)
 
 
-def identity(input):  # noqa: A002
-    """``input`` itself."""
-    return _tensor(input, "identity", "input")
+def identity(x):
+    """``x`` itself."""
+    return _tensor(x, "identity", "x")
 
 
 def tuple_to_array(input_x):
@@ -326,12 +326,12 @@ def reciprocal(input):  # noqa: A002
     return F.div(1.0, input)
 
 
-def mixed_precision_cast(dst_type, input_x):
-    """``input_x`` (or each Tensor of a tuple/list/dict) cast to ``dst_type`` when it is a float Tensor."""
-    if isinstance(input_x, Tensor):
-        return F.cast(input_x, dst_type) if input_x.dtype.is_float else input_x
-    if isinstance(input_x, (tuple, list)):
-        return type(input_x)(mixed_precision_cast(dst_type, item) for item in input_x)
-    if isinstance(input_x, dict):
-        return {key: mixed_precision_cast(dst_type, item) for key, item in input_x.items()}
-    return input_x
+def mixed_precision_cast(dst_dtype, x):
+    """``x`` (or each Tensor of a tuple/list/dict) cast to ``dst_dtype`` when it is a float Tensor."""
+    if isinstance(x, Tensor):
+        return F.cast(x, dst_dtype) if x.dtype.is_float else x
+    if isinstance(x, (tuple, list)):
+        return type(x)(mixed_precision_cast(dst_dtype, item) for item in x)
+    if isinstance(x, dict):
+        return {key: mixed_precision_cast(dst_dtype, item) for key, item in x.items()}
+    return x

@@ -23,7 +23,7 @@ def test_fields_and_copy():
     (np.array([0, 1], np.float32), np.ones((2, 3), np.float32), (4, 3), TypeError, "int32/int64"),
     (np.array([0, 1], np.int64), np.ones((2, 2), np.float32), (4, 3), ValueError, r"shape \(2, 3\)"),
     (np.array([0, 4], np.int64), np.ones((2, 3), np.float32), (4, 3), ValueError, r"\[0, 4\)"),
-    (np.array([0, 1], np.int64), np.ones((2, 3), np.float32), (4, 0), TypeError, "dense_shape"),
+    (np.array([0, 1], np.int64), np.ones((2, 3), np.float32), (4, 0), TypeError, "shape must be"),
 ])
 def test_construction_errors(indices, values, shape, error, match):
     with pytest.raises(error, match=match):
