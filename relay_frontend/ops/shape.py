@@ -144,9 +144,13 @@ def _flat_positions(shape, index, axis: int, what: str):
 def gather_elements(x, index, axis=0):
     """``out[i][j][k] = x[i][index[i][j][k]][k]`` (for axis 1): one ``take`` from the flattened input, so the
     op stays differentiable."""
+    from .common import emit
+
     shape = static_shape(x)
     flat = _flat_positions(shape, index, normalize_axis(axis, len(shape)), "gather_elements")
-    return _op.take(_op.reshape(x, [-1]), flat, axis=0, mode="clip")
+    # 1-D positions: Relax's take gradient handles only 1-D indices
+    picked = emit(_op.take(_op.reshape(x, [-1]), _op.reshape(flat, [-1]), axis=0, mode="clip"))
+    return _op.reshape(picked, list(static_shape(index)))
 
 
 @rule("scatter_elements")

@@ -108,7 +108,9 @@ def _sorted_along_last(x, descending: bool):
     placed = emit(_op.astype(_op.equal(_op.expand_dims(rank, -1), slots), "int32"))  # [..., i, r]
     positions = relax.const(np.arange(n, dtype="int32").reshape(n, 1))
     indices = emit(_op.sum(_op.multiply(placed, positions), axis=[-2]))  # (..., r): the element of rank r
-    values = emit(_op.gather_elements(x, indices, axis=len(static_shape(x)) - 1))
+    from .shape import gather_elements
+
+    values = emit(gather_elements(x, indices, axis=len(static_shape(x)) - 1))  # differentiable, unlike Relax's
     return values, indices
 
 

@@ -93,9 +93,12 @@ class _PadNd(Cell):
         self.padding, self.value = tuple(padding), value
 
     def construct(self, x):
-        if x.ndim < self._dims + 1:
-            raise ValueError(f"For '{type(self).__name__}', the input must have at least {self._dims + 1} "
-                             f"dimensions, but got shape {x.shape}.")
+        # as MindSpore 2.10: replication pads take (C, *spatial) or (N, C, *spatial); the others any rank
+        # that has the padded axes
+        ranks = (self._dims + 1, self._dims + 2) if self._mode == "replicate" else None
+        if (ranks is not None and x.ndim not in ranks) or x.ndim < self._dims:
+            expected = f"{ranks[0]}-D or {ranks[1]}-D" if ranks else f"at least {self._dims}-D"
+            raise ValueError(f"For '{type(self).__name__}', the input must be {expected}, but got shape {x.shape}.")
         return ops.pad(x, self.padding, self._mode, self.value)
 
     def extend_repr(self) -> str:
@@ -117,8 +120,8 @@ _SIDES = {1: "(left, right)", 2: "(left, right, top, bottom)", 3: "(left, right,
 for _dims in (1, 2, 3):
     _doc = (f"Pads the last {_dims} axes {{how}}. ``padding``: an int for every side, or {_SIDES[_dims]}.\n\n"
             f"Raises:\n    TypeError: padding not an int or {2 * _dims} ints{{value_error}}.\n"
-            f"    ValueError: negative padding; at call time an input of rank below {_dims + 1}; for reflection, "
-            f"padding not smaller than the axis.\n")
+            f"    ValueError: negative padding; at call time an input of too low a rank (replication: not "
+            f"{_dims + 1}-D or {_dims + 2}-D); for reflection, padding not smaller than the axis.\n")
     globals()[f"ConstantPad{_dims}d"] = _pad_class(
         f"ConstantPad{_dims}d", _dims, "constant",
         _doc.format(how="with the constant ``value``", value_error=", value not a number"), True)
@@ -135,7 +138,7 @@ class ZeroPad2d(_PadNd):
 
     Raises:
         TypeError: padding not an int or 4 ints.
-        ValueError: negative padding; at call time an input of rank below 3.
+        ValueError: negative padding; at call time an input of rank below 2.
     """
     _dims = 2
 

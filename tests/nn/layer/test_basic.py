@@ -74,8 +74,19 @@ def test_padding_layer_errors():
         nn.ReflectionPad1d((-1, 1))
     with pytest.raises(TypeError, match="value"):
         nn.ConstantPad1d(1, "a")
-    with pytest.raises(ValueError, match="at least 3"):
+    with pytest.raises(ValueError, match="3-D or 4-D"):
         nn.ReplicationPad2d(1)(Tensor(rand(3, 3)))
+    with pytest.raises(ValueError, match="3-D or 4-D"):
+        nn.ReplicationPad2d(1)(Tensor(rand(1, 1, 2, 3, 3)))
+
+
+def test_reflection_and_constant_pads_take_any_rank_with_the_padded_axes():
+    # as MindSpore 2.10: ReflectionPad1d / ConstantPad1d on 1-D and 4-D inputs
+    x = rand(4)
+    np.testing.assert_array_equal(nn.ReflectionPad1d(1)(Tensor(x)).asnumpy(), np.pad(x, 1, mode="reflect"))
+    y = rand(1, 2, 3, 4)
+    np.testing.assert_array_equal(nn.ConstantPad1d(1, 2.0)(Tensor(y)).asnumpy(),
+                                  np.pad(y, ((0, 0), (0, 0), (0, 0), (1, 1)), constant_values=2.0))
 
 
 def test_padding_layer_inside_a_compiled_cell():
