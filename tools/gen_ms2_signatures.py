@@ -23,6 +23,12 @@ ops.scalar_to_tensor ops.masked_fill ops.full_like ops.reciprocal ops.interpolat
 ops.pixel_shuffle ops.pixel_unshuffle ops.channel_shuffle ops.cross_entropy ops.nll_loss ops.binary_cross_entropy
 ops.binary_cross_entropy_with_logits ops.kl_div ops.clip_by_global_norm ops.stop_gradient ops.assign_add ops.atan
 ops.tan ops.argmax ops.depend ops.mixed_precision_cast ops.is_tensor
+ops.eq ops.ne ops.gt ops.ge ops.le ops.logical_xor ops.true_divide ops.floor_divide ops.remainder ops.fmod
+ops.float_power ops.sinh ops.cosh ops.asin ops.acos ops.asinh ops.acosh ops.atanh ops.trunc ops.frac ops.log2
+ops.log10 ops.log1p ops.expm1 ops.erfc ops.deg2rad ops.xlogy ops.lerp ops.addcmul ops.addcdiv ops.isnan ops.isinf
+ops.isfinite ops.isclose ops.nan_to_num ops.bmm ops.addmm ops.baddbmm ops.outer ops.dot ops.t ops.ravel ops.std
+ops.var ops.nansum ops.count_nonzero ops.all ops.any ops.index_select ops.take ops.tensor_split ops.argsort
+ops.diagonal ops.inv
 ops.Unstack ops.L2Normalize ops.LpNorm ops.ResizeNearestNeighbor ops.Sort ops.TopK ops.KLDivLoss
 ops.Conv2DTranspose ops.AllReduce ops.Broadcast ops.MultitypeFuncGraph ops.HyperMap ops.Map
 nn.Identity nn.Linear nn.Flatten nn.GLU nn.Upsample nn.ZeroPad2d nn.ConstantPad1d nn.ConstantPad2d

@@ -28,7 +28,7 @@ greater = _compare("greater", ops.greater)
 greater_equal = _compare("greater_equal", ops.greater_equal)
 logical_and = _compare("logical_and", ops.logical_and)
 logical_or = _compare("logical_or", ops.logical_or)
-logical_xor = _compare("logical_xor", ops.not_equal)
+logical_xor = _compare("logical_xor", ops.logical_xor)
 
 
 def logical_not(a, dtype=None):
@@ -57,7 +57,9 @@ def isfinite(x, dtype=None):
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """``|a - b| <= atol + rtol * |b|`` element-wise (NaNs equal when ``equal_nan``)."""
     a, b = float_input(as_tensor(a, "isclose: a")), float_input(as_tensor(b, "isclose: b"))
-    close = ops.less_equal(ops.abs(ops.sub(a, b)), ops.add(ops.mul(ops.abs(b), rtol), atol))
+    # equal values (infinities included, whose difference is NaN) are close
+    close = ops.logical_or(ops.equal(a, b),
+                           ops.less_equal(ops.abs(ops.sub(a, b)), ops.add(ops.mul(ops.abs(b), rtol), atol)))
     if equal_nan:
         close = ops.logical_or(close, ops.logical_and(ops.not_equal(a, a), ops.not_equal(b, b)))
     return close
