@@ -43,6 +43,8 @@ numpy.tanh numpy.sin numpy.cos numpy.reshape numpy.transpose numpy.expand_dims n
 numpy.stack numpy.split numpy.tile numpy.broadcast_to numpy.ravel numpy.swapaxes numpy.moveaxis numpy.take
 numpy.take_along_axis numpy.sum numpy.mean numpy.amax numpy.amin numpy.var numpy.std numpy.argmax numpy.argmin
 numpy.cumsum numpy.roll numpy.tensordot numpy.flip numpy.repeat numpy.full_like numpy.array_split numpy.isclose
+numpy.round numpy.trunc numpy.fmod numpy.hypot numpy.logaddexp numpy.logaddexp2 numpy.diag numpy.diagonal
+numpy.diagflat numpy.tril_indices numpy.triu_indices numpy.unravel_index numpy.searchsorted numpy.corrcoef
 """.split()
 
 

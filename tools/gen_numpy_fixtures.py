@@ -48,6 +48,15 @@ CASES = {
     "cumsum": "mnp.cumsum(X, axis=1)", "cumsum_flat": "mnp.cumsum(I)", "roll": "mnp.roll(X, 2, axis=1)",
     "flip": "mnp.flip(X, 0)", "repeat": "mnp.repeat(V, 2)", "tensordot": "mnp.tensordot(X, Y, ((0,), (0,)))",
     "isclose": "mnp.isclose(X, X + 1e-6)", "argmin_flat": "mnp.argmin(X)",
+    "round": "mnp.round(mnp.array([0.5, 1.5, 2.5, -0.5, 1.26]))", "round_2": "mnp.round(X, 2)", "trunc": "mnp.trunc(X * 3)",
+    "fmod": "mnp.fmod(X * 5, 2.0)", "hypot": "mnp.hypot(X, Y)", "logaddexp": "mnp.logaddexp(X, Y)",
+    "logaddexp2": "mnp.logaddexp2(X, Y)", "diag_1d": "mnp.diag(V, 1)", "diag_2d": "mnp.diag(X, -1)",
+    "diagonal": "mnp.diagonal(X, 1)", "diagflat": "mnp.diagflat(mnp.ones((2, 2)), -1)",
+    "tril_rows": "mnp.tril_indices(4, 1)[0]", "triu_cols": "mnp.triu_indices(3, 0, 4)[1]",
+    "unravel": "mnp.unravel_index(IDX, (2, 2))[0]", "unravel_cols": "mnp.unravel_index(IDX, (2, 2))[1]",
+    "searchsorted": "mnp.searchsorted(mnp.array([1.0, 2.0, 2.0, 3.0]), mnp.array([2.0, 0.5, 3.5]))",
+    "searchsorted_right": "mnp.searchsorted(mnp.array([1.0, 2.0, 2.0, 3.0]), mnp.array([2.0, 0.5]), side='right')",
+    "corrcoef": "mnp.corrcoef(X)", "corrcoef_cols": "mnp.corrcoef(X, rowvar=False)",
     "greater": "mnp.greater(X, Y)", "logical_and": "mnp.logical_and(X > 0, Y > 0)",
 }
 

@@ -8,9 +8,10 @@ import math as _math
 
 from ..common.dtype import (bool_, float16, float32, float64, int8, int16, int32, int64, uint8, uint16,  # noqa: F401
                             uint32, uint64)
-from . import array_creations, array_ops, logic_ops, math_ops
+from . import array_creations, array_ops, extra_ops, logic_ops, math_ops
 from .array_creations import *  # noqa: F401,F403
 from .array_ops import *  # noqa: F401,F403
+from .extra_ops import *  # noqa: F401,F403
 from .logic_ops import *  # noqa: F401,F403
 from .math_ops import *  # noqa: F401,F403
 
@@ -23,6 +24,6 @@ nan = _math.nan
 pi = _math.pi
 e = _math.e
 
-__all__ = (array_creations.__all__ + array_ops.__all__ + logic_ops.__all__ + math_ops.__all__
+__all__ = (array_creations.__all__ + array_ops.__all__ + extra_ops.__all__ + logic_ops.__all__ + math_ops.__all__
            + ['bool_', 'float16', 'float32', 'float64', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16',
               'uint32', 'uint64', 'float_', 'int_', 'inf', 'PINF', 'NINF', 'nan', 'pi', 'e'])
