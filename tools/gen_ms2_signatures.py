@@ -29,6 +29,9 @@ ops.log10 ops.log1p ops.expm1 ops.erfc ops.deg2rad ops.xlogy ops.lerp ops.addcmu
 ops.isfinite ops.isclose ops.nan_to_num ops.bmm ops.addmm ops.baddbmm ops.outer ops.dot ops.t ops.ravel ops.std
 ops.var ops.nansum ops.count_nonzero ops.all ops.any ops.index_select ops.take ops.tensor_split ops.argsort
 ops.diagonal ops.inv
+ops.addn ops.addmv ops.addbmm ops.atan2 ops.sinc ops.mse_loss ops.diag ops.scatter ops.msort ops.cumprod ops.cross
+ops.aminmax ops.dropout ops.ReduceAll ops.ReduceAny ops.ReduceStd ops.BroadcastTo ops.Range ops.ReverseV2 ops.Logit
+ops.Dropout ops.Dropout2D
 ops.Unstack ops.L2Normalize ops.LpNorm ops.ResizeNearestNeighbor ops.Sort ops.TopK ops.KLDivLoss
 ops.Conv2DTranspose ops.AllReduce ops.Broadcast ops.MultitypeFuncGraph ops.HyperMap ops.Map
 nn.Identity nn.Linear nn.Flatten nn.GLU nn.Upsample nn.ZeroPad2d nn.ConstantPad1d nn.ConstantPad2d

@@ -249,21 +249,27 @@ def nansum(input, axis=None, keepdims=False, *, dtype=None):  # noqa: A002
     return F.reduce_sum(cleaned, axis, keepdims)
 
 
+def _truth(x: Tensor) -> Tensor:
+    """1 where ``x`` is non-zero (true), else 0, as int32 (bools are cast: the CPU code generator cannot
+    compare them)."""
+    return F.cast(x if x.dtype == mstype.bool_ else F.not_equal(x, 0), mstype.int32)
+
+
 def count_nonzero(x, axis=(), keep_dims=False, dtype=mstype.int32):
     """Number of non-zero elements over ``axis`` (every axis for ())."""
-    nonzero = F.cast(F.not_equal(_tensor(x, "count_nonzero", "x"), 0), mstype.int32)
+    nonzero = _truth(_tensor(x, "count_nonzero", "x"))
     return F.cast(F.reduce_sum(nonzero, None if axis == () else axis, keep_dims), dtype)
 
 
 def all(input, axis=None, keep_dims=False):  # noqa: A001,A002 (MindSpore's names)
     """Whether every element over ``axis`` is true."""
-    truth = F.cast(F.not_equal(_tensor(input, "all"), 0), mstype.int32)
+    truth = _truth(_tensor(input, "all"))
     return F.cast(F.amin(truth, axis, keep_dims), mstype.bool_)
 
 
 def any(input, axis=None, keep_dims=False):  # noqa: A001,A002
     """Whether some element over ``axis`` is true."""
-    truth = F.cast(F.not_equal(_tensor(input, "any"), 0), mstype.int32)
+    truth = _truth(_tensor(input, "any"))
     return F.cast(F.amax(truth, axis, keep_dims), mstype.bool_)
 
 

@@ -17,12 +17,25 @@ def _binary(name: str, fn) -> None:
 
 for _name, _fn in {
     "add": _op.add, "sub": _op.subtract, "mul": _op.multiply, "maximum": _op.maximum,
-    "minimum": _op.minimum, "equal": _op.equal, "not_equal": _op.not_equal, "less": _op.less,
+    "minimum": _op.minimum, "less": _op.less,
     "less_equal": _op.less_equal, "greater": _op.greater, "greater_equal": _op.greater_equal,
     "floor_div": _op.floor_divide, "mod": _op.floor_mod, "logical_and": _op.logical_and,
     "logical_or": _op.logical_or,
 }.items():
     _binary(_name, _fn)
+
+
+def _equality(name: str, fn) -> None:
+    @rule(name)
+    def lower(a, b):
+        a, b = promote(a, b)
+        if dtype_of(a) == "bool":  # the CPU code generator cannot compare i1 values: compare them as int8
+            a, b = cast(a, "int8"), cast(b, "int8")
+        return fn(a, b)
+
+
+_equality("equal", _op.equal)
+_equality("not_equal", _op.not_equal)
 
 
 @rule("div")
