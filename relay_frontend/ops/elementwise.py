@@ -49,7 +49,12 @@ def div(a, b):
 
 @rule("pow")
 def power(a, b):
+    """``a ** b``; integer operands are raised in float64 and rounded back (Relax's power takes floats only)."""
     a, b = promote(a, b)
+    dtype = dtype_of(a)
+    if np.dtype(dtype).kind in "iub":
+        exact = emit(_op.round(_op.power(cast(a, "float64"), cast(b, "float64"))))
+        return cast(exact, dtype)
     return _op.power(a, b)
 
 

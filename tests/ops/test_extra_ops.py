@@ -99,3 +99,13 @@ def test_equality_of_bool_tensors():
     np.testing.assert_array_equal(ops.equal(Tensor(a), Tensor(b)).asnumpy(), a == b)
     np.testing.assert_array_equal(ops.not_equal(Tensor(a), Tensor(b)).asnumpy(), a != b)
     np.testing.assert_array_equal(ops.not_equal(Tensor(a), 0).asnumpy(), a)
+
+
+def test_integer_powers_stay_exact_integers():
+    # mindcv's ConViT squares int32 index grids
+    x = np.array([-3, 2, 5, 0], np.int32)
+    got = Tensor(x) ** 2
+    assert got.dtype == ms.int32
+    np.testing.assert_array_equal(got.asnumpy(), x ** 2)
+    np.testing.assert_array_equal(ops.pow(Tensor(x), Tensor(np.array([3, 0, 2, 4], np.int32))).asnumpy(),
+                                  x ** np.array([3, 0, 2, 4]))
