@@ -33,3 +33,14 @@ def test_markdown_lists_covered_and_missing_names(tool):
     assert "mindspore.nn: 1 of 2 used names covered" in text
     assert "Covered: `Dense`" in text
     assert "| `Fold` | a, b |" in text
+
+
+@pytest.fixture(scope="module")
+def comparer():
+    yield from loaded_script("compare_mindcv_models")
+
+
+def test_compare_mindcv_models_requires_a_mindcv_directory(comparer, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        comparer.main(["compare", "convit_tiny", "--out", str(tmp_path), "--mindcv", str(tmp_path)])
+    assert "expected a directory holding mindcv/models" in capsys.readouterr().err
