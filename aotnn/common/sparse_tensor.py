@@ -221,30 +221,3 @@ class CSRTensor:
     def __repr__(self) -> str:
         return (f"CSRTensor(shape={list(self._shape)}, dtype={self.dtype}, indptr={self._indptr!r}, "
                 f"indices={self._indices!r}, values={self._values!r})")
-
-
-class RowTensor:
-    """Rows of a dense tensor: ``dense[indices[i]] = values[i]``, other rows 0 (MindSpore's ``RowTensor``,
-    the form of an embedding's gradient).
-
-    Args:
-        indices (Tensor): 1-D int row indices.
-        values (Tensor): the rows, shape ``(len(indices),) + dense_shape[1:]``.
-        dense_shape (tuple[int]): the dense tensor's shape.
-    Raises:
-        ValueError: shapes that do not fit together.
-    """
-
-    def __init__(self, indices: Any = None, values: Any = None, dense_shape: Any = None):
-        self.indices = indices if isinstance(indices, Tensor) else Tensor(np.asarray(indices))
-        self.values = values if isinstance(values, Tensor) else Tensor(np.asarray(values))
-        self.dense_shape = tuple(int(d) for d in dense_shape)
-        if self.indices.ndim != 1 or tuple(self.values.shape) != (self.indices.shape[0],) + self.dense_shape[1:]:
-            raise ValueError(f"RowTensor: indices {self.indices.shape} and values {self.values.shape} do not fit "
-                             f"dense_shape {self.dense_shape}")
-
-    def to_dense(self) -> Tensor:
-        """The dense tensor (rows named twice are summed)."""
-        dense = np.zeros(self.dense_shape, self.values.asnumpy().dtype)
-        np.add.at(dense, self.indices.asnumpy().astype(np.int64), self.values.asnumpy())
-        return Tensor(dense)

@@ -297,6 +297,18 @@ class Tensor:
     def mul(self, other) -> Tensor: return _functional().mul(self, other)
     def div(self, other) -> Tensor: return _functional().div(self, other)
     def pow(self, other) -> Tensor: return _functional().pow(self, other)
+
+    def cumsum(self, axis=None, dtype=None) -> Tensor:
+        """Running sum along ``axis`` (of the flattened tensor when None), in ``dtype`` when given."""
+        if axis is None:
+            return _functional().cumsum(self.reshape(-1), 0, dtype)
+        return _functional().cumsum(self, axis, dtype)
+
+    def split(self, split_size_or_sections, axis=0) -> tuple: return _functional().split(self, split_size_or_sections, axis)
+    def chunk(self, chunks, axis=0) -> tuple: return _functional().chunk(self, chunks, axis)
+    def tile(self, reps) -> Tensor: return _functional().Tile()(self, tuple(reps))
+    def swapaxes(self, axis0, axis1) -> Tensor: return _functional().swapaxes(self, axis0, axis1)
+    def masked_fill(self, mask, value) -> Tensor: return _functional().masked_fill(self, mask, value)
     def softmax(self, axis=-1) -> Tensor: return _functional().softmax(self, axis)
     def copy(self) -> Tensor: return Tensor._from_numpy(self.asnumpy())
     def clone(self) -> Tensor: return self.copy()

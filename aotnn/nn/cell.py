@@ -84,6 +84,10 @@ class Cell:
     def __setattr__(self, name: str, value: Any) -> None:
         if "_params" not in self.__dict__:
             raise RuntimeError(f"{type(self).__name__}: call super().__init__() before setting attributes")
+        existing = self.__dict__["_params"].get(name)
+        if existing is not None and isinstance(value, Tensor) and not isinstance(value, Parameter):
+            existing.set_data(value)  # as MindSpore: a Tensor assigned to a Parameter attribute updates its data
+            return
         _version[0] = next(_STRUCTURE_VERSION)
         for table in ("_params", "_cells", "_buffers"):
             self.__dict__[table].pop(name, None)

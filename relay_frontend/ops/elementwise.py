@@ -17,12 +17,25 @@ def _binary(name: str, fn) -> None:
 
 for _name, _fn in {
     "add": _op.add, "sub": _op.subtract, "mul": _op.multiply, "maximum": _op.maximum,
-    "minimum": _op.minimum, "equal": _op.equal, "not_equal": _op.not_equal, "less": _op.less,
+    "minimum": _op.minimum, "less": _op.less,
     "less_equal": _op.less_equal, "greater": _op.greater, "greater_equal": _op.greater_equal,
     "floor_div": _op.floor_divide, "mod": _op.floor_mod, "logical_and": _op.logical_and,
     "logical_or": _op.logical_or,
 }.items():
     _binary(_name, _fn)
+
+
+def _equality(name: str, fn) -> None:
+    @rule(name)
+    def lower(a, b):
+        a, b = promote(a, b)
+        if dtype_of(a) == "bool":  # the CPU code generator cannot compare i1 values: compare them as int8
+            a, b = cast(a, "int8"), cast(b, "int8")
+        return fn(a, b)
+
+
+_equality("equal", _op.equal)
+_equality("not_equal", _op.not_equal)
 
 
 @rule("div")
@@ -36,13 +49,19 @@ def div(a, b):
 
 @rule("pow")
 def power(a, b):
+    """``a ** b``; integer operands are raised in float64 and rounded back (Relax's power takes floats only)."""
     a, b = promote(a, b)
+    dtype = dtype_of(a)
+    if np.dtype(dtype).kind in "iub":
+        exact = emit(_op.round(_op.power(cast(a, "float64"), cast(b, "float64"))))
+        return cast(exact, dtype)
     return _op.power(a, b)
 
 
 for _name, _fn in {
     "neg": _op.negative, "abs": _op.abs, "floor": _op.floor, "ceil": _op.ceil, "round": _op.round,
     "sign": _op.sign, "square": _op.square, "logical_not": _op.logical_not, "relu": _op.nn.relu,
+    "trunc": _op.trunc, "isnan": _op.isnan, "isinf": _op.isinf, "isfinite": _op.isfinite,
 }.items():
     rule(_name)(_fn)
 
@@ -58,7 +77,7 @@ def _transcendental(fn):
 
 for _name, _fn in {
     "exp": _op.exp, "log": _op.log, "sqrt": _op.sqrt, "rsqrt": _op.rsqrt, "sin": _op.sin, "cos": _op.cos,
-    "tanh": _op.tanh, "sigmoid": _op.sigmoid, "erf": _op.erf,
+    "tanh": _op.tanh, "sigmoid": _op.sigmoid, "erf": _op.erf, "atan": _op.atan, "tan": _op.tan,
 }.items():
     rule(_name)(_transcendental(_fn))
 

@@ -747,3 +747,20 @@ def test_training_mode_change_recompiles_batchnorm():
     out_train = bn(Tensor(x))
     ref = F.batch_norm(torch.tensor(x), None, None, training=True, eps=1e-5).numpy()
     np.testing.assert_allclose(out_train.asnumpy(), ref, rtol=1e-4, atol=1e-5)
+
+
+def test_assigning_a_tensor_to_a_parameter_attribute_updates_the_parameter():
+    # MindSpore 2.x (mindcv's XCiT: ``m.weight = initializer(...)``) keeps the Parameter and sets its data
+    import numpy as np
+
+    import aotnn
+    from aotnn import nn
+
+    dense = nn.Dense(3, 2)
+    before = dense.weight
+    dense.weight = aotnn.Tensor(np.full((2, 3), 0.5, np.float32))
+    assert dense.weight is before and dense.weight.name == "weight"
+    np.testing.assert_array_equal(dense.weight.asnumpy(), np.full((2, 3), 0.5))
+    assert [p.name for p in dense.get_parameters()] == ["weight", "bias"]
+    np.testing.assert_allclose(dense(aotnn.Tensor(np.ones((1, 3), np.float32))).asnumpy(),
+                               np.full((1, 2), 1.5) + dense.bias.asnumpy(), rtol=1e-6)
