@@ -24,9 +24,10 @@ def test_multitype_dispatch_and_hyper_map():
     assert scale(one, one).asnumpy().tolist() == [2.0, 2.0]
     with pytest.raises(TypeError, match="no overload registered"):
         scale("a", one)
-    nested = ops.HyperMap()(scale, 2.0, (one, (one * 3,)))
-    assert nested[0].asnumpy().tolist() == [2.0, 2.0] and nested[1][0].asnumpy().tolist() == [6.0, 6.0]
-    assert [t.asnumpy().tolist() for t in ops.Map(scale)(2.0, (one, one))] == [[2.0, 2.0]] * 2
+    # every argument a sequence of one length, as MindSpore 2.10 requires (it does not broadcast a scalar)
+    nested = ops.HyperMap()(scale, (2.0, (3.0,)), (one, (one * 3,)))
+    assert nested[0].asnumpy().tolist() == [2.0, 2.0] and nested[1][0].asnumpy().tolist() == [9.0, 9.0]
+    assert [t.asnumpy().tolist() for t in ops.Map(scale)((2.0, 2.0), (one, one))] == [[2.0, 2.0]] * 2
     np.testing.assert_allclose(ops.Reciprocal()(Tensor(np.array([2.0, 4.0], np.float32))).asnumpy(), [0.5, 0.25])
 
 

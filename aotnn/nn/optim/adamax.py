@@ -44,6 +44,7 @@ class AdaMax(Optimizer):
         TypeError: `beta1`, `beta2`, `eps` or `loss_scale` not a float; `weight_decay` neither float nor int.
         ValueError: `beta1` or `beta2` outside (0.0, 1.0); `eps` or `loss_scale` <= 0; `weight_decay` < 0.
     """
+    _steps_every_call = True  # MindSpore advances global_step on every call
 
     def __init__(self, params: Any, learning_rate: Any = 0.001, beta1: float = 0.9, beta2: float = 0.999,
                  eps: float = 1e-08, weight_decay: Any = 0.0, loss_scale: float = 1.0):
