@@ -56,16 +56,15 @@ class OnnxGraph:
     producer: str = ""
     node_count: int = 0
     op_types: dict[str, int] = field(default_factory=dict)
+    functions: dict[str, tvm.ir.BaseFunc] = field(default_factory=dict)
 
     def module(self) -> tvm.IRModule:
         """An IRModule whose ``main`` returns a tuple of the outputs (the form ``schedules.build`` takes)."""
-        if isinstance(self.function.ret_ty, relax.TupleType):
-            return tvm.IRModule({"main": self.function.with_attr("global_symbol", "main")})
         bb = relax.BlockBuilder()
         params = [relax.Var(p.name, p.ty) for p in self.function.params]
         with bb.function("main", params):
             with bb.dataflow():
-                outputs = _inline(bb, self.function, params)
+                outputs = _inline(bb, self.function, params, self.functions)
                 result = bb.emit_output(relax.Tuple(list(outputs)))
             bb.emit_func_output(result)
         return bb.get()
@@ -267,17 +266,22 @@ def import_onnx(source: str | os.PathLike | bytes | onnx.ModelProto,
     op_types: dict[str, int] = {}
     for node in model.graph.node:
         op_types[node.op_type] = op_types.get(node.op_type, 0) + 1
+    functions = {gv.name_hint: f for gv, f in mod.functions.items() if gv.name_hint != "main"}
     return OnnxGraph(function, input_names, [specs[n] for n in input_names], param_names,
                      dict(zip(param_names, values)), output_specs, digest, opset, model.producer_name,
-                     len(model.graph.node), op_types)
+                     len(model.graph.node), op_types, functions)
 
 
 # -- inlining into a capture -----------------------------------------------------------------------
 @relax.expr_functor.mutator
 class _Substitute(relax.PyExprMutator):
-    def __init__(self, mapping: dict):
+    def __init__(self, mapping: dict, globals_: dict | None = None):
         super().__init__()
         self.mapping = mapping
+        self.globals = globals_ or {}
+
+    def visit_global_var_(self, var):  # noqa: D102
+        return self.globals.get(var.name_hint, var)
 
     def visit_var_(self, var):  # noqa: D102
         return self.mapping.get(var, var)
@@ -286,9 +290,15 @@ class _Substitute(relax.PyExprMutator):
         return self.mapping.get(var, var)
 
 
-def _inline(bb: relax.BlockBuilder, func: relax.Function, args: Sequence[relax.Expr]) -> list[relax.Expr]:
-    """Emit ``func``'s bindings into ``bb`` with its parameters replaced by ``args``; returns its outputs."""
+def _inline(bb: relax.BlockBuilder, func: relax.Function, args: Sequence[relax.Expr],
+            functions: Mapping[str, tvm.ir.BaseFunc] | None = None) -> list[relax.Expr]:
+    """Emit ``func``'s bindings into ``bb`` with its parameters replaced by ``args``; returns its outputs.
+
+    ``functions`` (the TIR kernels the importer wrote, by name) join ``bb``'s module, under new names
+    where the module already holds another function by that name.
+    """
     mapping = dict(zip(func.params, args))
+    globals_ = {name: bb.add_func(f, name) for name, f in (functions or {}).items()}
     body = func.body
     if not isinstance(body, relax.SeqExpr):
         raise OnnxImportError("the imported function has no binding blocks")
@@ -296,9 +306,9 @@ def _inline(bb: relax.BlockBuilder, func: relax.Function, args: Sequence[relax.E
         for binding in block.bindings:
             if not isinstance(binding, relax.VarBinding):
                 raise OnnxImportError(f"cannot inline binding {type(binding).__name__}")
-            value = _Substitute(mapping).visit_expr(binding.value)
+            value = _Substitute(mapping, globals_).visit_expr(binding.value)
             mapping[binding.var] = bb.emit(value, name_hint=binding.var.name)
-    result = _Substitute(mapping).visit_expr(body.body)
+    result = _Substitute(mapping, globals_).visit_expr(body.body)
     if isinstance(result, relax.Tuple):
         return list(result.fields)
     if isinstance(result.ty, relax.TupleType):
@@ -311,5 +321,5 @@ def onnx_graph(*args: relax.Expr, graph: OnnxGraph) -> relax.Expr:
     """The imported ONNX graph applied to ``args`` (data inputs, then parameters)."""
     if len(args) != len(graph.function.params):
         raise CaptureError(f"onnx_graph: expected {len(graph.function.params)} tensors, got {len(args)}")
-    outputs = _inline(relax.BlockBuilder.current(), graph.function, args)
+    outputs = _inline(relax.BlockBuilder.current(), graph.function, args, graph.functions)
     return relax.Tuple(outputs)
