@@ -215,6 +215,81 @@ def _static(ty: Any, what: str) -> list[tuple[tuple[int, ...], str]]:
                               f"static shapes only") from None
 
 
+def _shape_as_tensor(value: relax.Expr, what: str) -> relax.Expr:
+    """A shape value (what ONNX's Shape gives) as the int64 tensor ONNX means; other values unchanged."""
+    if not isinstance(value.ty, relax.ShapeType):
+        return value
+    try:
+        dims = [int(d) for d in value.ty.values]
+    except TypeError:
+        raise OnnxImportError(f"{what} is a shape that depends on input values ({value.ty}); aotnn "
+                              f"compiles static shapes only") from None
+    return relax.const(np.array(dims, dtype="int64"), "int64")
+
+
+def _declared(info: onnx.ValueInfoProto) -> tuple[tuple[int, ...] | None, str | None]:
+    """(static shape or None, dtype or None) the model declares for a graph output."""
+    tensor_type = info.type.tensor_type
+    dtype = str(helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)) if tensor_type.elem_type else None
+    if not tensor_type.HasField("shape") or any(not d.HasField("dim_value") for d in tensor_type.shape.dim):
+        return None, dtype
+    return tuple(int(d.dim_value) for d in tensor_type.shape.dim), dtype
+
+
+def _as_declared(bb: relax.BlockBuilder, value: relax.Expr, info: onnx.ValueInfoProto | None) -> relax.Expr:
+    """``value`` in the form the model declares where TVM's importer returns another: LayerNormalization's
+    Mean/InvStdDev without their kept unit axes (reshaped, same elements) and Dropout's mask as float
+    (cast to bool)."""
+    if info is None or not isinstance(value.ty, relax.TensorType) or value.ty.shape is None:
+        return value
+    shape, dtype = _declared(info)
+    if dtype == "bool" and str(value.ty.dtype) != "bool":
+        value = bb.emit(relax.op.astype(value, "bool"))
+    try:
+        have = tuple(int(d) for d in value.ty.shape.values)
+    except TypeError:
+        return value
+    if shape is not None and shape != have and int(np.prod(shape)) == int(np.prod(have)):
+        value = bb.emit(relax.op.reshape(value, shape))
+    return value
+
+
+def _shape_outputs_as_tensors(func: relax.Function, functions: dict[str, tvm.ir.BaseFunc],
+                              outputs: Sequence[onnx.ValueInfoProto]) -> tuple[relax.Function, dict]:
+    """``func`` with its shape outputs (ONNX Shape nodes) returned as int64 tensors, and outputs TVM
+    imports in another form than the model declares corrected (see :func:`_as_declared`)."""
+    is_tuple = isinstance(func.ret_ty, relax.TupleType)
+    types = func.ret_ty.fields if is_tuple else [func.ret_ty]
+    declared = [_declared(info) for info in outputs]
+
+    def differs(ty: Any, want: tuple) -> bool:
+        if isinstance(ty, relax.ShapeType):
+            return True
+        if not isinstance(ty, relax.TensorType) or ty.shape is None:
+            return False
+        shape, dtype = want
+        try:
+            have = tuple(int(d) for d in ty.shape.values)
+        except TypeError:
+            return False
+        return (dtype == "bool" and str(ty.dtype) != "bool") or (shape is not None and shape != have)
+    if len(types) != len(outputs) or not any(differs(t, w) for t, w in zip(types, declared)):
+        return func, functions
+    bb = relax.BlockBuilder()
+    params = [relax.Var(p.name, p.ty) for p in func.params]
+    with bb.function("main", params):
+        with bb.dataflow():
+            values = _inline(bb, func, params, functions)
+            values = [_as_declared(bb, _shape_as_tensor(v, f"output {info.name!r}"), info)
+                      for v, info in zip(values, outputs)]
+            result = bb.emit_output(relax.Tuple(values) if is_tuple else values[0])
+        bb.emit_func_output(result)
+    mod = bb.get()
+    main = mod["main"]
+    return (relax.Function(main.params, main.body, main.ret_ty, main.is_pure),
+            {gv.name_hint: f for gv, f in mod.functions.items() if gv.name_hint != "main"})
+
+
 def import_onnx(source: str | os.PathLike | bytes | onnx.ModelProto,
                 shape_dict: Mapping[str, Sequence[int]] | None = None) -> OnnxGraph:
     """Import an ONNX model with TVM's Relax frontend, weights kept as function parameters.
@@ -259,14 +334,15 @@ def import_onnx(source: str | os.PathLike | bytes | onnx.ModelProto,
         if _static(var.ty, f"input {name!r}")[0] != specs[name]:
             raise OnnxImportError(f"input {name!r}: imported as {var.ty}, expected {specs[name]}")
     function = relax.Function(func.params, func.body, func.ret_ty, func.is_pure)
-    output_types = func.ret_ty.fields if isinstance(func.ret_ty, relax.TupleType) else [func.ret_ty]
+    functions = {gv.name_hint: f for gv, f in mod.functions.items() if gv.name_hint != "main"}
+    function, functions = _shape_outputs_as_tensors(function, functions, model.graph.output)
+    output_types = function.ret_ty.fields if isinstance(function.ret_ty, relax.TupleType) else [function.ret_ty]
     output_specs = [spec for info, ty in zip(model.graph.output, output_types)
                     for spec in _static(ty, f"output {info.name!r}")]
     digest = hashlib.sha256(model.SerializeToString() + repr(sorted(specs.items())).encode()).hexdigest()
     op_types: dict[str, int] = {}
     for node in model.graph.node:
         op_types[node.op_type] = op_types.get(node.op_type, 0) + 1
-    functions = {gv.name_hint: f for gv, f in mod.functions.items() if gv.name_hint != "main"}
     return OnnxGraph(function, input_names, [specs[n] for n in input_names], param_names,
                      dict(zip(param_names, values)), output_specs, digest, opset, model.producer_name,
                      len(model.graph.node), op_types, functions)
