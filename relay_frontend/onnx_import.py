@@ -199,8 +199,57 @@ def _failing_node(importer: Any, graph: onnx.GraphProto) -> str:
     produced = getattr(importer, "_nodes", {})
     for index, node in enumerate(graph.node):
         if any(out and out not in produced for out in node.output):
-            return _node_label(node, index)
+            return _node_label(node, index) + _constant_hint(importer, node)
     return "the graph outputs"
+
+
+def _constant_hint(importer: Any, node: onnx.NodeProto) -> str:
+    """`` (its input 'i' must be a constant ...)`` when integer inputs of ``node`` are not constants: shapes,
+    axes and sizes computed at run time make shapes that aotnn cannot compile statically."""
+    produced = getattr(importer, "_nodes", {})
+    varying = [name for name in node.input if name in produced and not isinstance(produced[name], tvm.ir.expr.Constant)
+               and isinstance(getattr(produced[name], "ty", None), relax.TensorType)
+               and str(produced[name].ty.dtype).startswith(("int", "uint"))]
+    if not varying or node.op_type in ("Gather", "GatherElements", "GatherND", "OneHot", "ScatterElements",
+                                       "ScatterND", "Where", "Equal", "Cast", "CastLike", "Add", "Sub", "Mul"):
+        return ""
+    names = ", ".join(map(repr, varying))
+    return (f" (its input{'s' if len(varying) > 1 else ''} {names} must be "
+            f"{'constants' if len(varying) > 1 else 'a constant'}: an initializer or a Constant node, since "
+            f"aotnn compiles static shapes)")
+
+
+def _is_static(value: Any) -> bool:
+    return _static_type(getattr(value, "ty", None))
+
+
+def _static_type(ty: Any) -> bool:
+    """Whether ``ty`` (tensor, shape or tuple of them) has static dimensions."""
+    if isinstance(ty, relax.TupleType):
+        return all(_static_type(f) for f in ty.fields)
+    if isinstance(ty, relax.ShapeType):
+        values = getattr(ty, "values", None)
+        return values is not None and all(isinstance(v, (int, tvm.tirx.IntImm)) for v in values)
+    if not isinstance(ty, relax.TensorType):
+        return True
+    return ty.shape is not None and all(isinstance(v, (int, tvm.tirx.IntImm)) for v in ty.shape.values)
+
+
+def _dynamic_shape_origin(importer: Any, graph: onnx.GraphProto) -> str:
+    """Where shapes first depend on input values: ``node 'n' (Op): its input 'i' must be a constant``."""
+    produced = getattr(importer, "_nodes", {})
+    for index, node in enumerate(graph.node):
+        outputs = [produced.get(name) for name in node.output if name]
+        if all(out is None or _is_static(out) for out in outputs):
+            continue
+        varying = [name for name in node.input if name and not isinstance(produced.get(name), tvm.ir.expr.Constant)
+                   and isinstance(getattr(produced.get(name), "ty", None), relax.TensorType)
+                   and str(produced[name].ty.dtype).startswith(("int", "uint", "bool"))]
+        which = (f"its input{'s' if len(varying) > 1 else ''} {', '.join(map(repr, varying))} must be "
+                 f"{'constants' if len(varying) > 1 else 'a constant'} (an initializer or a Constant node)"
+                 if varying else "its output shape depends on input values")
+        return f"{_node_label(node, index)}: {which}; aotnn compiles static shapes only"
+    return ""
 
 
 def _static(ty: Any, what: str) -> list[tuple[tuple[int, ...], str]]:
@@ -330,6 +379,10 @@ def import_onnx(source: str | os.PathLike | bytes | onnx.ModelProto,
     by_var_name = {t.name.removeprefix("onnx::"): t.name for t in prepared.graph.initializer}
     param_names = [by_var_name.get(p.name, p.name) for p in func.params[num_inputs:]]
     input_names = [name for name in specs][:num_inputs]
+    if not _static_type(func.ret_ty):
+        origin = _dynamic_shape_origin(importer, prepared.graph)
+        if origin:
+            raise OnnxImportError(origin)
     for var, name in zip(func.params[:num_inputs], input_names):
         if _static(var.ty, f"input {name!r}")[0] != specs[name]:
             raise OnnxImportError(f"input {name!r}: imported as {var.ty}, expected {specs[name]}")
