@@ -195,16 +195,17 @@ def _data_inputs(model: onnx.ModelProto, shape_dict: Mapping[str, Sequence[int]]
     return specs
 
 
-def _failing_node(importer: Any, graph: onnx.GraphProto) -> str:
+def _failing_node(importer: Any, graph: onnx.GraphProto) -> tuple[str, str]:
+    """(the first node the importer did not convert, a hint on why or '')."""
     produced = getattr(importer, "_nodes", {})
     for index, node in enumerate(graph.node):
         if any(out and out not in produced for out in node.output):
-            return _node_label(node, index) + _constant_hint(importer, node)
-    return "the graph outputs"
+            return _node_label(node, index), _constant_hint(importer, node)
+    return "the graph outputs", ""
 
 
 def _constant_hint(importer: Any, node: onnx.NodeProto) -> str:
-    """`` (its input 'i' must be a constant ...)`` when integer inputs of ``node`` are not constants: shapes,
+    """``; its input 'i' must be a constant ...`` when integer inputs of ``node`` are not constants: shapes,
     axes and sizes computed at run time make shapes that aotnn cannot compile statically."""
     produced = getattr(importer, "_nodes", {})
     varying = [name for name in node.input if name in produced and not isinstance(produced[name], tvm.ir.expr.Constant)
@@ -214,9 +215,9 @@ def _constant_hint(importer: Any, node: onnx.NodeProto) -> str:
                                        "ScatterND", "Where", "Equal", "Cast", "CastLike", "Add", "Sub", "Mul"):
         return ""
     names = ", ".join(map(repr, varying))
-    return (f" (its input{'s' if len(varying) > 1 else ''} {names} must be "
-            f"{'constants' if len(varying) > 1 else 'a constant'}: an initializer or a Constant node, since "
-            f"aotnn compiles static shapes)")
+    return (f"; its input{'s' if len(varying) > 1 else ''} {names} must be "
+            f"{'constants' if len(varying) > 1 else 'a constant'} (an initializer or a Constant node): "
+            f"aotnn compiles static shapes")
 
 
 def _is_static(value: Any) -> bool:
@@ -370,8 +371,8 @@ def import_onnx(source: str | os.PathLike | bytes | onnx.ModelProto,
     except Exception as err:
         message = str(err).strip().splitlines()
         detail = message[-1] if message else type(err).__name__
-        raise OnnxImportError(f"{_failing_node(importer, prepared.graph)}: TVM cannot import it: "
-                              f"{type(err).__name__}: {detail}") from None
+        where, hint = _failing_node(importer, prepared.graph)
+        raise OnnxImportError(f"{where}: TVM cannot import it: {type(err).__name__}: {detail}{hint}") from None
     func = mod["main"]
     values = [np.asarray(v.numpy()) for v in func.attrs["params"]] if "params" in (func.attrs or {}) else []
     num_inputs = len(func.params) - len(values)
