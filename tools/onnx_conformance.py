@@ -22,7 +22,6 @@ import select
 import subprocess
 import sys
 import tempfile
-import time
 from collections import defaultdict
 from typing import Any
 
@@ -196,17 +195,20 @@ BACKENDS = {"aotnn": run_aotnn, "tvm": run_tvm, "ort": run_ort}
 
 
 def worker(backends: list[str]) -> None:
-    """Read case names on stdin, write one JSON line per (case, backend) on stdout."""
+    """Read case names on stdin, write one JSON line of results by backend per case on stdout."""
     import contextlib
     import io
     import warnings
     warnings.simplefilter("ignore")
     cases = {name: case for name, _, case in select_cases(expanded=True)}
-    out = sys.stdout
+    # results go to the real stdout; anything native code prints goes to stderr
+    out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
     for line in sys.stdin:
         name = line.strip()
         case = cases[name]
         _, expected = case.data_sets[0]
+        results = {}
         for backend in backends:
             how = ""
             try:
@@ -219,10 +221,10 @@ def worker(backends: list[str]) -> None:
             except Exception as err:  # noqa: BLE001 - every failure is a result here
                 text = " ".join(str(err).split()) or type(err).__name__
                 problem, status = f"{type(err).__name__}: {text[-300:]}", "error"
-            out.write(json.dumps({"case": name, "backend": backend, "status": status, "how": how,
-                                  "detail": problem}) + "\n")
-            out.flush()
-        out.write(json.dumps({"case": name, "done": True}) + "\n")
+            results[backend] = {"status": status, "how": how, "detail": problem}
+        # one line per case: the parent waits on the pipe with select, which cannot see lines it has
+        # already buffered
+        out.write(json.dumps(results) + "\n")
         out.flush()
 
 
@@ -254,22 +256,25 @@ class Worker:
             self.start()
         self.process.stdin.write(name + "\n")
         self.process.stdin.flush()
-        results: dict[str, dict] = {}
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            ready = select.select([self.process.stdout], [], [], max(left, 0))[0] if left > 0 else []
-            line = self.process.stdout.readline() if ready else ""
-            if not line:
-                why = "timeout" if left <= 0 or not ready else f"crash (exit {self.process.poll()})"
-                self.stop()
-                for backend in self.backends:
-                    results.setdefault(backend, {"status": "error", "how": "", "detail": why})
-                return results
-            record = json.loads(line)
-            if record.get("done"):
-                return results
-            results[record["backend"]] = record
+        ready = select.select([self.process.stdout], [], [], timeout)[0]
+        line = self.process.stdout.readline() if ready else ""
+        if not line:
+            why = "timeout" if not ready else f"crash (exit {self.process.poll()})"
+            self.stop()
+            return {backend: {"status": "error", "how": "", "detail": why} for backend in self.backends}
+        return json.loads(line)
+
+
+def interleaved(selected: list[tuple[str, str, Any]]) -> list[tuple[str, str, Any]]:
+    """The cases in turns over the families, so that an interrupted run still covers every family."""
+    by_family: dict[str, list] = defaultdict(list)
+    for entry in selected:
+        by_family[entry[1]].append(entry)
+    queues = [by_family[f] for f in sorted(by_family)]
+    order = []
+    for turn in range(max((len(q) for q in queues), default=0)):
+        order.extend(q[turn] for q in queues if turn < len(q))
+    return order
 
 
 def report(selected: list[tuple[str, str, Any]], results: dict[str, dict[str, dict]], backends: list[str]) -> str:
@@ -334,10 +339,13 @@ def main(argv: list[str] | None = None) -> int:
     runner = Worker(backends)
     results: dict[str, dict[str, dict]] = {}
     try:
-        for index, (name, family, _) in enumerate(selected):
+        for index, (name, family, _) in enumerate(interleaved(selected)):
             results[name] = runner.run(name, args.timeout)
             marks = " ".join(f"{b}={results[name][b]['status']}" for b in backends)
             print(f"[{index + 1}/{len(selected)}] {family:<11} {name}: {marks}", flush=True)
+    except KeyboardInterrupt:  # report what ran
+        print(f"\ninterrupted: {len(results)} of {len(selected)} cases ran; the table covers those", flush=True)
+        selected = [entry for entry in selected if entry[0] in results]
     finally:
         runner.stop()
     print()
