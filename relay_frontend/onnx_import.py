@@ -56,16 +56,15 @@ class OnnxGraph:
     producer: str = ""
     node_count: int = 0
     op_types: dict[str, int] = field(default_factory=dict)
+    functions: dict[str, tvm.ir.BaseFunc] = field(default_factory=dict)
 
     def module(self) -> tvm.IRModule:
         """An IRModule whose ``main`` returns a tuple of the outputs (the form ``schedules.build`` takes)."""
-        if isinstance(self.function.ret_ty, relax.TupleType):
-            return tvm.IRModule({"main": self.function.with_attr("global_symbol", "main")})
         bb = relax.BlockBuilder()
         params = [relax.Var(p.name, p.ty) for p in self.function.params]
         with bb.function("main", params):
             with bb.dataflow():
-                outputs = _inline(bb, self.function, params)
+                outputs = _inline(bb, self.function, params, self.functions)
                 result = bb.emit_output(relax.Tuple(list(outputs)))
             bb.emit_func_output(result)
         return bb.get()
@@ -196,12 +195,62 @@ def _data_inputs(model: onnx.ModelProto, shape_dict: Mapping[str, Sequence[int]]
     return specs
 
 
-def _failing_node(importer: Any, graph: onnx.GraphProto) -> str:
+def _failing_node(importer: Any, graph: onnx.GraphProto) -> tuple[str, str]:
+    """(the first node the importer did not convert, a hint on why or '')."""
     produced = getattr(importer, "_nodes", {})
     for index, node in enumerate(graph.node):
         if any(out and out not in produced for out in node.output):
-            return _node_label(node, index)
-    return "the graph outputs"
+            return _node_label(node, index), _constant_hint(importer, node)
+    return "the graph outputs", ""
+
+
+def _constant_hint(importer: Any, node: onnx.NodeProto) -> str:
+    """``; its input 'i' must be a constant ...`` when integer inputs of ``node`` are not constants: shapes,
+    axes and sizes computed at run time make shapes that aotnn cannot compile statically."""
+    produced = getattr(importer, "_nodes", {})
+    varying = [name for name in node.input if name in produced and not isinstance(produced[name], tvm.ir.expr.Constant)
+               and isinstance(getattr(produced[name], "ty", None), relax.TensorType)
+               and str(produced[name].ty.dtype).startswith(("int", "uint"))]
+    if not varying or node.op_type in ("Gather", "GatherElements", "GatherND", "OneHot", "ScatterElements",
+                                       "ScatterND", "Where", "Equal", "Cast", "CastLike", "Add", "Sub", "Mul"):
+        return ""
+    names = ", ".join(map(repr, varying))
+    return (f"; its input{'s' if len(varying) > 1 else ''} {names} must be "
+            f"{'constants' if len(varying) > 1 else 'a constant'} (an initializer or a Constant node): "
+            f"aotnn compiles static shapes")
+
+
+def _is_static(value: Any) -> bool:
+    return _static_type(getattr(value, "ty", None))
+
+
+def _static_type(ty: Any) -> bool:
+    """Whether ``ty`` (tensor, shape or tuple of them) has static dimensions."""
+    if isinstance(ty, relax.TupleType):
+        return all(_static_type(f) for f in ty.fields)
+    if isinstance(ty, relax.ShapeType):
+        values = getattr(ty, "values", None)
+        return values is not None and all(isinstance(v, (int, tvm.tirx.IntImm)) for v in values)
+    if not isinstance(ty, relax.TensorType):
+        return True
+    return ty.shape is not None and all(isinstance(v, (int, tvm.tirx.IntImm)) for v in ty.shape.values)
+
+
+def _dynamic_shape_origin(importer: Any, graph: onnx.GraphProto) -> str:
+    """Where shapes first depend on input values: ``node 'n' (Op): its input 'i' must be a constant``."""
+    produced = getattr(importer, "_nodes", {})
+    for index, node in enumerate(graph.node):
+        outputs = [produced.get(name) for name in node.output if name]
+        if all(out is None or _is_static(out) for out in outputs):
+            continue
+        varying = [name for name in node.input if name and not isinstance(produced.get(name), tvm.ir.expr.Constant)
+                   and isinstance(getattr(produced.get(name), "ty", None), relax.TensorType)
+                   and str(produced[name].ty.dtype).startswith(("int", "uint", "bool"))]
+        which = (f"its input{'s' if len(varying) > 1 else ''} {', '.join(map(repr, varying))} must be "
+                 f"{'constants' if len(varying) > 1 else 'a constant'} (an initializer or a Constant node)"
+                 if varying else "its output shape depends on input values")
+        return f"{_node_label(node, index)}: {which}; aotnn compiles static shapes only"
+    return ""
 
 
 def _static(ty: Any, what: str) -> list[tuple[tuple[int, ...], str]]:
@@ -214,6 +263,81 @@ def _static(ty: Any, what: str) -> list[tuple[tuple[int, ...], str]]:
     except TypeError:
         raise OnnxImportError(f"{what} has a shape that depends on input values ({ty}); aotnn compiles "
                               f"static shapes only") from None
+
+
+def _shape_as_tensor(value: relax.Expr, what: str) -> relax.Expr:
+    """A shape value (what ONNX's Shape gives) as the int64 tensor ONNX means; other values unchanged."""
+    if not isinstance(value.ty, relax.ShapeType):
+        return value
+    try:
+        dims = [int(d) for d in value.ty.values]
+    except TypeError:
+        raise OnnxImportError(f"{what} is a shape that depends on input values ({value.ty}); aotnn "
+                              f"compiles static shapes only") from None
+    return relax.const(np.array(dims, dtype="int64"), "int64")
+
+
+def _declared(info: onnx.ValueInfoProto) -> tuple[tuple[int, ...] | None, str | None]:
+    """(static shape or None, dtype or None) the model declares for a graph output."""
+    tensor_type = info.type.tensor_type
+    dtype = str(helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)) if tensor_type.elem_type else None
+    if not tensor_type.HasField("shape") or any(not d.HasField("dim_value") for d in tensor_type.shape.dim):
+        return None, dtype
+    return tuple(int(d.dim_value) for d in tensor_type.shape.dim), dtype
+
+
+def _as_declared(bb: relax.BlockBuilder, value: relax.Expr, info: onnx.ValueInfoProto | None) -> relax.Expr:
+    """``value`` in the form the model declares where TVM's importer returns another: LayerNormalization's
+    Mean/InvStdDev without their kept unit axes (reshaped, same elements) and Dropout's mask as float
+    (cast to bool)."""
+    if info is None or not isinstance(value.ty, relax.TensorType) or value.ty.shape is None:
+        return value
+    shape, dtype = _declared(info)
+    if dtype == "bool" and str(value.ty.dtype) != "bool":
+        value = bb.emit(relax.op.astype(value, "bool"))
+    try:
+        have = tuple(int(d) for d in value.ty.shape.values)
+    except TypeError:
+        return value
+    if shape is not None and shape != have and int(np.prod(shape)) == int(np.prod(have)):
+        value = bb.emit(relax.op.reshape(value, shape))
+    return value
+
+
+def _shape_outputs_as_tensors(func: relax.Function, functions: dict[str, tvm.ir.BaseFunc],
+                              outputs: Sequence[onnx.ValueInfoProto]) -> tuple[relax.Function, dict]:
+    """``func`` with its shape outputs (ONNX Shape nodes) returned as int64 tensors, and outputs TVM
+    imports in another form than the model declares corrected (see :func:`_as_declared`)."""
+    is_tuple = isinstance(func.ret_ty, relax.TupleType)
+    types = func.ret_ty.fields if is_tuple else [func.ret_ty]
+    declared = [_declared(info) for info in outputs]
+
+    def differs(ty: Any, want: tuple) -> bool:
+        if isinstance(ty, relax.ShapeType):
+            return True
+        if not isinstance(ty, relax.TensorType) or ty.shape is None:
+            return False
+        shape, dtype = want
+        try:
+            have = tuple(int(d) for d in ty.shape.values)
+        except TypeError:
+            return False
+        return (dtype == "bool" and str(ty.dtype) != "bool") or (shape is not None and shape != have)
+    if len(types) != len(outputs) or not any(differs(t, w) for t, w in zip(types, declared)):
+        return func, functions
+    bb = relax.BlockBuilder()
+    params = [relax.Var(p.name, p.ty) for p in func.params]
+    with bb.function("main", params):
+        with bb.dataflow():
+            values = _inline(bb, func, params, functions)
+            values = [_as_declared(bb, _shape_as_tensor(v, f"output {info.name!r}"), info)
+                      for v, info in zip(values, outputs)]
+            result = bb.emit_output(relax.Tuple(values) if is_tuple else values[0])
+        bb.emit_func_output(result)
+    mod = bb.get()
+    main = mod["main"]
+    return (relax.Function(main.params, main.body, main.ret_ty, main.is_pure),
+            {gv.name_hint: f for gv, f in mod.functions.items() if gv.name_hint != "main"})
 
 
 def import_onnx(source: str | os.PathLike | bytes | onnx.ModelProto,
@@ -247,8 +371,8 @@ def import_onnx(source: str | os.PathLike | bytes | onnx.ModelProto,
     except Exception as err:
         message = str(err).strip().splitlines()
         detail = message[-1] if message else type(err).__name__
-        raise OnnxImportError(f"{_failing_node(importer, prepared.graph)}: TVM cannot import it: "
-                              f"{type(err).__name__}: {detail}") from None
+        where, hint = _failing_node(importer, prepared.graph)
+        raise OnnxImportError(f"{where}: TVM cannot import it: {type(err).__name__}: {detail}{hint}") from None
     func = mod["main"]
     values = [np.asarray(v.numpy()) for v in func.attrs["params"]] if "params" in (func.attrs or {}) else []
     num_inputs = len(func.params) - len(values)
@@ -256,11 +380,17 @@ def import_onnx(source: str | os.PathLike | bytes | onnx.ModelProto,
     by_var_name = {t.name.removeprefix("onnx::"): t.name for t in prepared.graph.initializer}
     param_names = [by_var_name.get(p.name, p.name) for p in func.params[num_inputs:]]
     input_names = [name for name in specs][:num_inputs]
+    if not _static_type(func.ret_ty):
+        origin = _dynamic_shape_origin(importer, prepared.graph)
+        if origin:
+            raise OnnxImportError(origin)
     for var, name in zip(func.params[:num_inputs], input_names):
         if _static(var.ty, f"input {name!r}")[0] != specs[name]:
             raise OnnxImportError(f"input {name!r}: imported as {var.ty}, expected {specs[name]}")
     function = relax.Function(func.params, func.body, func.ret_ty, func.is_pure)
-    output_types = func.ret_ty.fields if isinstance(func.ret_ty, relax.TupleType) else [func.ret_ty]
+    functions = {gv.name_hint: f for gv, f in mod.functions.items() if gv.name_hint != "main"}
+    function, functions = _shape_outputs_as_tensors(function, functions, model.graph.output)
+    output_types = function.ret_ty.fields if isinstance(function.ret_ty, relax.TupleType) else [function.ret_ty]
     output_specs = [spec for info, ty in zip(model.graph.output, output_types)
                     for spec in _static(ty, f"output {info.name!r}")]
     digest = hashlib.sha256(model.SerializeToString() + repr(sorted(specs.items())).encode()).hexdigest()
@@ -269,15 +399,19 @@ def import_onnx(source: str | os.PathLike | bytes | onnx.ModelProto,
         op_types[node.op_type] = op_types.get(node.op_type, 0) + 1
     return OnnxGraph(function, input_names, [specs[n] for n in input_names], param_names,
                      dict(zip(param_names, values)), output_specs, digest, opset, model.producer_name,
-                     len(model.graph.node), op_types)
+                     len(model.graph.node), op_types, functions)
 
 
 # -- inlining into a capture -----------------------------------------------------------------------
 @relax.expr_functor.mutator
 class _Substitute(relax.PyExprMutator):
-    def __init__(self, mapping: dict):
+    def __init__(self, mapping: dict, globals_: dict | None = None):
         super().__init__()
         self.mapping = mapping
+        self.globals = globals_ or {}
+
+    def visit_global_var_(self, var):  # noqa: D102
+        return self.globals.get(var.name_hint, var)
 
     def visit_var_(self, var):  # noqa: D102
         return self.mapping.get(var, var)
@@ -286,9 +420,15 @@ class _Substitute(relax.PyExprMutator):
         return self.mapping.get(var, var)
 
 
-def _inline(bb: relax.BlockBuilder, func: relax.Function, args: Sequence[relax.Expr]) -> list[relax.Expr]:
-    """Emit ``func``'s bindings into ``bb`` with its parameters replaced by ``args``; returns its outputs."""
+def _inline(bb: relax.BlockBuilder, func: relax.Function, args: Sequence[relax.Expr],
+            functions: Mapping[str, tvm.ir.BaseFunc] | None = None) -> list[relax.Expr]:
+    """Emit ``func``'s bindings into ``bb`` with its parameters replaced by ``args``; returns its outputs.
+
+    ``functions`` (the TIR kernels the importer wrote, by name) join ``bb``'s module, under new names
+    where the module already holds another function by that name.
+    """
     mapping = dict(zip(func.params, args))
+    globals_ = {name: bb.add_func(f, name) for name, f in (functions or {}).items()}
     body = func.body
     if not isinstance(body, relax.SeqExpr):
         raise OnnxImportError("the imported function has no binding blocks")
@@ -296,9 +436,9 @@ def _inline(bb: relax.BlockBuilder, func: relax.Function, args: Sequence[relax.E
         for binding in block.bindings:
             if not isinstance(binding, relax.VarBinding):
                 raise OnnxImportError(f"cannot inline binding {type(binding).__name__}")
-            value = _Substitute(mapping).visit_expr(binding.value)
+            value = _Substitute(mapping, globals_).visit_expr(binding.value)
             mapping[binding.var] = bb.emit(value, name_hint=binding.var.name)
-    result = _Substitute(mapping).visit_expr(body.body)
+    result = _Substitute(mapping, globals_).visit_expr(body.body)
     if isinstance(result, relax.Tuple):
         return list(result.fields)
     if isinstance(result.ty, relax.TupleType):
@@ -311,5 +451,5 @@ def onnx_graph(*args: relax.Expr, graph: OnnxGraph) -> relax.Expr:
     """The imported ONNX graph applied to ``args`` (data inputs, then parameters)."""
     if len(args) != len(graph.function.params):
         raise CaptureError(f"onnx_graph: expected {len(graph.function.params)} tensors, got {len(args)}")
-    outputs = _inline(relax.BlockBuilder.current(), graph.function, args)
+    outputs = _inline(relax.BlockBuilder.current(), graph.function, args, graph.functions)
     return relax.Tuple(outputs)
