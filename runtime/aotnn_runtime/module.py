@@ -18,6 +18,7 @@ from .buffers import ALIGNMENT, aligned_empty, is_aligned
 from .errors import ArtifactError, InputError
 from .manifest import read_manifest
 from .native_steps import NativeSteps, supported
+from .profile import KernelRecord, kernel_records
 from .weights import WeightStore, load_npz, read_weights, save_into_artifact, save_npz
 
 _REF_KINDS = ("input", "param", "buffer", "output", "prepared")
@@ -86,6 +87,7 @@ class EntryPoint:
         self._prepared = [tvm_ffi.from_dlpack(array) for array in self._prepared_arrays]
         self._prepare_steps = self._load_steps(record.get("prepare_steps", []), library)
         self._steps = self._load_steps(record["steps"], library)
+        self._step_records: list[dict] = record["steps"]  # names and costs for the profiler
         self._native = self._native_steps(record, library, symbols) if symbols is not None else None
         wake = getattr(symbols, "aotnn_wake_workers", None) if symbols is not None else None
         if wake is not None:
@@ -156,8 +158,9 @@ class EntryPoint:
         prefetch_kinds = ("param", "prepared") if _exports(symbols, "aotnn_prefetch_hint") else ()
         parallel = ([_parallel_extents(self.name, step) for step in record["steps"]]
                     if _exports(symbols, "aotnn_parallel_hint") else None)
+        timed = library["aotnn_run_steps_timed"] if _exports(symbols, "__tvm_ffi_aotnn_run_steps_timed") else None
         native = NativeSteps(library["aotnn_run_steps"], kernels, [args for _, args in self._steps], specs,
-                             prefetch_kinds, parallel)
+                             prefetch_kinds, parallel, timed)
         native.bind("buffer", self._buffer_arrays)
         native.bind("prepared", self._prepared_arrays)
         return native
@@ -303,6 +306,25 @@ class EntryPoint:
                 key, weights = params_key, self._resolve_params(params)
             return self._execute(data, weights, key)
 
+    def profile(self, *inputs: Any, params: Mapping[str, Any] | None = None, repeat: int = 10) -> list[KernelRecord]:
+        """Time each kernel over ``repeat`` calls (after one untimed call); see :meth:`Module.profile`.
+
+        Nothing is written back: a training step profiled this way leaves the weights as they were.
+        """
+        if type(repeat) is not int or repeat < 1:  # noqa: E721 - bool is not a count
+            raise ValueError(f"repeat: expected a positive int, got {repeat!r}")
+        native = self._native
+        if native is None or not native.can_time:
+            raise ArtifactError(f"{self.name}: the kernel library cannot time its steps (it predates the "
+                                f"profiler's runner, or a tensor's dtype keeps its steps in Python); rebuild the artifact")
+        timestamps = np.zeros((repeat, len(self._steps) + 1), np.int64)
+        with self._call_lock:
+            self.raw(*inputs, params=params)  # warm-up: weight re-layouts, first-touch page faults
+            for row in timestamps:
+                with native.timing(row):
+                    self.raw(*inputs, params=params)
+        return kernel_records(self._step_records, timestamps)
+
     def _stored_params(self) -> tuple[Any, list[np.ndarray]]:
         """The stored weights (and their DLPack handles), resolved once per weights version: a
         model with hundreds of parameters would otherwise spend a fraction of a millisecond per call."""
@@ -446,6 +468,28 @@ class Module:
         if point is None:
             point = self[entry]  # raises, naming the entry points
         return point(*inputs, params=params)
+
+    def profile(self, *inputs: Any, entry: str | None = None, params: Mapping[str, Any] | None = None,
+                repeat: int = 10) -> list[KernelRecord]:
+        """Time each kernel of ``entry`` over ``repeat`` calls on ``inputs``.
+
+        Args:
+            inputs: one array per declared input, as for :meth:`run`.
+            entry: the entry point (default as for :meth:`run`).
+            params: parameters overriding stored weights, as for :meth:`run`.
+            repeat (int): timed calls, after one untimed warm-up call.
+        Returns:
+            list of :class:`aotnn_runtime.profile.KernelRecord`, one per step in step order: the
+            kernel's name, its time in each call, its FLOPs and bytes (where the manifest counts them).
+            ``aotnn_runtime.profile.format_table`` prints them; ``write_trace`` writes a Chrome trace.
+        Raises:
+            ValueError: ``repeat`` is not a positive int.
+            ArtifactError: the artifact's kernel library cannot time its steps (built before the profiler).
+            InputError: as for :meth:`run`.
+        """
+        if entry is None:
+            entry = next(iter(self._entries)) if len(self._entries) == 1 else "predict"
+        return self[entry].profile(*inputs, params=params, repeat=repeat)
 
     def parameters(self) -> dict[str, np.ndarray]:
         """Copies of the stored parameters by name (weights, statistics, optimizer state)."""
