@@ -21,6 +21,7 @@ from .gpu import GPU_KINDS
 from .input_alignment import read_inputs_in_place
 from .nan_propagation import propagate_nan
 from .output_dir import check_output, commit_staging, staging_dir
+from .kernel_costs import record_kernel_costs
 from .parallel_extents import record_parallel_extents
 from .target import resolve, to_tvm
 
@@ -215,6 +216,7 @@ def build(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[s
     staging = staging_dir(output_dir)
     try:
         kernels = _kernel_module(lowered)
+        record_kernel_costs(kernels, record)
         scheduled = apply_default_schedules(kernels, tvm_target)
         if tuning_db is not None:
             from .tuning.apply import apply_records

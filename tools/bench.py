@@ -16,6 +16,8 @@ Usage:
     python tools/bench.py [MODEL ...] [--repeat 30] [--threads N] [--vs onnxruntime,torch]
     python tools/bench.py mobilenetv2 --tuning-db tuned/   # the tuned build, the default beside it
     python tools/bench.py mobilenetv2 --vs onnxruntime --rounds 10 --round-pause 30
+    python tools/bench.py my_net.py:Net --input x:1,3,64,64 --profile --trace net.trace.json
+    python tools/bench.py model.onnx --vs onnxruntime
     aotnn bench [MODEL ...] [same options]
 """
 from __future__ import annotations
@@ -110,6 +112,7 @@ class Runner:
         self.name = name
         self.call = call
         self.times: list[float] = []
+        self.module: Any = None  # the aotnn_runtime module an aotnn engine runs
 
     def timed(self) -> None:
         start = time.perf_counter()
@@ -132,7 +135,9 @@ def aotnn_runner(net, arrays: list[np.ndarray], threads: int, workdir: str, targ
     compile_s = time.perf_counter() - start
     module = aotnn_runtime.load(path)
     module.set_num_threads(threads)
-    return Runner(name, lambda: module.run(*arrays)), compile_s
+    runner = Runner(name, lambda: module.run(*arrays))
+    runner.module = module  # for --profile
+    return runner, compile_s
 
 
 def torch_runner(twin, arrays: list[np.ndarray]) -> Runner:
@@ -157,23 +162,31 @@ def onnxruntime_runner(twin, arrays: list[np.ndarray], entry: ZooEntry, threads:
     with torch.no_grad():
         torch.onnx.export(twin, tuple(torch.from_numpy(a) for a in arrays), buffer, input_names=names,
                           opset_version=17, dynamo=False)
+    return onnx_session_runner(buffer.getvalue(), arrays, threads)
+
+
+def onnx_session_runner(model: bytes, arrays: list[np.ndarray], threads: int) -> Runner:
+    """onnxruntime running the ONNX ``model`` (serialized) on ``arrays``, its inputs in order."""
+    import onnxruntime as ort
+
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    session = ort.InferenceSession(buffer.getvalue(), options, providers=["CPUExecutionProvider"])
-    feed = dict(zip(names, arrays))
+    session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+    feed = {graph_input.name: array for graph_input, array in zip(session.get_inputs(), arrays)}
     return Runner("onnxruntime", lambda: session.run(None, feed))
 
 
 def bench_model(name: str, entry: ZooEntry, *, repeat: int, warmup: int, threads: int, peers: Sequence[str],
                 target: str | None = None, pause: float = 0.05, tuning_db: str | None = None,
-                rounds: int = 1, round_pause: float = 0.0) -> dict[str, Any]:
+                rounds: int = 1, round_pause: float = 0.0, profile_repeat: int = 0) -> dict[str, Any]:
     """Compile, check and time one zoo model; returns its row of results.
 
     With ``tuning_db`` the "aotnn" engine is the tuned build and the default build is timed beside
     it as "untuned". Each of ``rounds`` rounds times every engine ``repeat`` times; the row's
-    ``"rounds"`` holds each round's medians and ``"ms"`` their medians.
+    ``"rounds"`` holds each round's medians and ``"ms"`` their medians; with ``profile_repeat``,
+    ``"profile"`` holds the aotnn build's per-kernel records over that many calls.
     """
     import torch
 
@@ -202,17 +215,69 @@ def bench_model(name: str, entry: ZooEntry, *, repeat: int, warmup: int, threads
             errors[runner.name] = max(scaled_error(a, b) for a, b in zip(mine, theirs))
         if "torch" not in peers:
             errors["torch"] = max(scaled_error(a, b) for a, b in zip(mine, reference))
-        for runner in runners:
-            for _ in range(warmup):
-                runner.call()
-        per_round = []
-        for index in range(rounds):
-            if index:
-                time.sleep(round_pause)
-            per_round.append(time_round(runners, repeat, pause))
-        ms = {r.name: float(np.median([times[r.name] for times in per_round])) for r in runners}
+        ms, per_round = time_rounds(runners, warmup=warmup, repeat=repeat, pause=pause, rounds=rounds,
+                                    round_pause=round_pause)
         row = {"model": name, "compile_s": compile_s, "errors": errors, "threads": threads, "ms": ms,
                "rounds": per_round}
+        if profile_repeat:
+            row["profile"] = ours.module.profile(*arrays, repeat=profile_repeat)
+    return row
+
+
+def time_rounds(runners: Sequence[Runner], *, warmup: int, repeat: int, pause: float, rounds: int,
+                round_pause: float) -> tuple[dict[str, float], list[dict[str, float]]]:
+    """Warm every engine up, then time ``rounds`` rounds (:func:`time_round`) ``round_pause`` s apart;
+    returns each engine's median over the rounds (ms) and each round's medians."""
+    for runner in runners:
+        for _ in range(warmup):
+            runner.call()
+    per_round = []
+    for index in range(rounds):
+        if index:
+            time.sleep(round_pause)
+        per_round.append(time_round(runners, repeat, pause))
+    return {r.name: float(np.median([times[r.name] for times in per_round])) for r in runners}, per_round
+
+
+def bench_user_model(name: str, net: Any, arrays: list[np.ndarray], *, repeat: int, warmup: int, threads: int,
+                     peers: Sequence[str], onnx_file: str | None = None, pause: float = 0.05,
+                     tuning_db: str | None = None, rounds: int = 1, round_pause: float = 0.0,
+                     profile_repeat: int = 0) -> dict[str, Any]:
+    """Compile, check and time a model the CLI loaded (``file.py:Cell``, ``module:name``, ``.onnx``).
+
+    There is no PyTorch twin of an arbitrary model: the only peer is onnxruntime, running the
+    ONNX file itself (``onnx_file``) or the Cell as ``aotnn.export(file_format="ONNX")`` writes it
+    (a model that cannot be exported to ONNX is timed alone). Returns its row of results, with
+    ``"skipped"`` naming the peers it could not run and why.
+    """
+    import aotnn
+
+    skipped = {}
+    if "torch" in peers:
+        skipped["torch"] = "no PyTorch twin of this model"
+    with tempfile.TemporaryDirectory(prefix="aotnn-bench-") as workdir:
+        ours, compile_s = aotnn_runner(net, arrays, threads, workdir, None, tuning_db)
+        runners = [ours]
+        if tuning_db:
+            runners.append(aotnn_runner(net, arrays, threads, workdir, None, None, "untuned")[0])
+        if "onnxruntime" in peers:
+            try:
+                if onnx_file is None:
+                    onnx_file = aotnn.export(net, *[aotnn.Tensor(a) for a in arrays],
+                                             file_name=os.path.join(workdir, "model.onnx"), file_format="ONNX")
+                with open(onnx_file, "rb") as stream:
+                    runners.append(onnx_session_runner(stream.read(), arrays, threads))
+            except Exception as err:  # noqa: BLE001 - the model is still timed on aotnn
+                skipped["onnxruntime"] = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+        mine = ours.call()
+        errors = {runner.name: max(scaled_error(a, b) for a, b in zip(mine, runner.call()))
+                  for runner in runners[1:]}
+        ms, per_round = time_rounds(runners, warmup=warmup, repeat=repeat, pause=pause, rounds=rounds,
+                                    round_pause=round_pause)
+        row = {"model": name, "compile_s": compile_s, "errors": errors, "threads": threads, "ms": ms,
+               "rounds": per_round, "skipped": skipped}
+        if profile_repeat:
+            row["profile"] = ours.module.profile(*arrays, repeat=profile_repeat)
     return row
 
 
@@ -259,9 +324,9 @@ def format_table(rows: list[dict[str, Any]], peers: Sequence[str], tol: float) -
         ms = row["ms"]
         err = max(row["errors"].values()) if row["errors"] else float("nan")
         untuned = [f"{ms.get('untuned', float('nan')):.2f}"] if tuned else []
-        cells = [row["model"], f"{ms['aotnn']:.2f}"] + untuned + [f"{ms[p]:.2f}" for p in peers] + \
-            [f"{ms['aotnn'] / ms[p]:.2f}x" for p in peers] + \
-            [f"{err:.1e}" + ("" if err <= tol else " FAIL"), f"{row['compile_s']:.1f}"]
+        cells = [row["model"], f"{ms['aotnn']:.2f}"] + untuned + [f"{ms[p]:.2f}" if p in ms else "-" for p in peers] + \
+            [f"{ms['aotnn'] / ms[p]:.2f}x" if p in ms else "-" for p in peers] + \
+            [f"{err:.1e}" + ("" if err <= tol else " FAIL") if row["errors"] else "-", f"{row['compile_s']:.1f}"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -270,7 +335,7 @@ def format_rounds(rows: list[dict[str, Any]], peers: Sequence[str]) -> str:
     """One line per model and peer: each round's ratio aotnn / peer, their median and range."""
     lines = []
     for row in rows:
-        for peer in peers:
+        for peer in [p for p in peers if p in row["ms"]]:
             ratios = [times["aotnn"] / times[peer] for times in row["rounds"]]
             lines.append(f"{row['model']} aotnn/{peer} per round: median {np.median(ratios):.2f}x "
                          f"({min(ratios):.2f}x to {max(ratios):.2f}x): " + ", ".join(f"{r:.2f}" for r in ratios))
@@ -294,9 +359,30 @@ def _at_least(kind: type, low: float):
     return parse
 
 
+def user_model(spec: str, inputs: Sequence[str]) -> tuple[Any, list[np.ndarray], str | None]:
+    """The Cell, random inputs of its signature and the ONNX file (if it is one) for a MODEL the
+    CLI takes (``file.py:Cell``, ``package.module:name``, ``model.onnx``; see aotnn/cli/models.py)."""
+    from aotnn.cli.models import example_inputs, is_onnx, load_model
+
+    net = load_model(spec, tuple(inputs))
+    if hasattr(net, "set_train"):
+        net.set_train(False)
+    rng = np.random.default_rng(1)
+    arrays = []
+    for tensor in example_inputs(net, spec, tuple(inputs)):
+        shape, dtype = tensor.shape, tensor.asnumpy().dtype
+        arrays.append(rng.integers(0, 2, shape).astype(dtype) if dtype.kind in "iub" else
+                      rng.standard_normal(shape).astype(dtype))
+    return net, arrays, spec if is_onnx(spec) else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="aotnn bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("models", nargs="*", help="zoo models (default: all)")
+    parser.add_argument("models", nargs="*", help="zoo models (default: all), or FILE.py:Cell, module:name, "
+                                                  "FILE.onnx as aotnn compile takes them")
+    parser.add_argument("--input", action="append", default=[],
+                        help="NAME:D0,D1,...[:DTYPE] per input of a FILE.py / module model (or an ONNX "
+                             "model's dynamic dimensions)")
     parser.add_argument("--repeat", type=_at_least(int, 1), default=30,
                         help="timed calls per engine and round (default 30)")
     parser.add_argument("--warmup", type=_at_least(int, 0), default=3, help="untimed calls per engine first (default 3)")
@@ -310,42 +396,75 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tol", type=float, default=1e-4, help="largest scaled output difference (default 1e-4)")
     parser.add_argument("--json", help="also write the results to this JSON file")
     parser.add_argument("--tuning-db", help="time the build tuned with this database (aotnn tune) beside the default")
+    parser.add_argument("--profile", action="store_true",
+                        help="also time each kernel of the aotnn build (--repeat calls) and print the table")
+    parser.add_argument("--trace", help="write the per-kernel profile of the one MODEL as a Chrome trace JSON")
     args = parser.parse_args(argv)
 
     from schedules.target import host_cores
 
     zoo = _zoo()
     names = args.models or list(zoo)
-    unknown = [n for n in names if n not in zoo]
+    unknown = [n for n in names if n not in zoo and ":" not in n and not n.lower().endswith(".onnx")]
     if unknown:
-        parser.error(f"unknown model(s) {unknown}; the zoo has {list(zoo)}")
+        parser.error(f"unknown model(s) {unknown}; the zoo has {list(zoo)}, or give FILE.py:Cell, "
+                     f"module:name or FILE.onnx")
+    if args.trace and len(names) != 1:
+        parser.error(f"--trace: expected one MODEL to trace, got {len(names)}")
     peers = [p for p in args.vs.split(",") if p]
     bad = [p for p in peers if p not in PEERS]
     if bad:
         parser.error(f"--vs: expected some of {PEERS}, got {bad}")
     threads = args.threads or host_cores()
+    profile_repeat = args.repeat if (args.profile or args.trace) else 0
     load_before = os.getloadavg()[0]
     rows = []
     for name in names:
         print(f"{name}: compiling and timing ...", file=sys.stderr, flush=True)
-        rows.append(bench_model(name, zoo[name], repeat=args.repeat, warmup=args.warmup, threads=threads,
-                                peers=peers, tuning_db=args.tuning_db, rounds=args.rounds,
-                                round_pause=args.round_pause))
+        options = dict(repeat=args.repeat, warmup=args.warmup, threads=threads, peers=peers,
+                       tuning_db=args.tuning_db, rounds=args.rounds, round_pause=args.round_pause,
+                       profile_repeat=profile_repeat)
+        if name in zoo:
+            rows.append(bench_model(name, zoo[name], **options))
+        else:
+            import click
+            try:
+                net, arrays, onnx_file = user_model(name, args.input)
+            except click.ClickException as err:
+                parser.error(f"{name}: {err.format_message()}")
+            rows.append(bench_user_model(name, net, arrays, onnx_file=onnx_file, **options))
     over = f"median of {args.repeat} calls per engine" + \
         (f", medians of {args.rounds} rounds {args.round_pause:g} s apart" if args.rounds > 1 else "")
     print(f"{host_description()}; {threads} thread(s) per engine; {over}, engines taking turns; "
           f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
     print(format_table(rows, peers, args.tol))
+    for row in rows:
+        for peer, why in row.get("skipped", {}).items():
+            print(f"{row['model']}: no {peer} run ({why})")
     if args.rounds > 1 and peers:
         print(format_rounds(rows, peers))
+    if profile_repeat:
+        from aotnn_runtime.profile import format_table as profile_table, write_trace
+        for row in rows:
+            print(f"\n{row['model']}: aotnn per kernel, median of {profile_repeat} calls")
+            print(profile_table(row["profile"], row["ms"]["aotnn"]))
+        if args.trace:
+            write_trace(args.trace, rows[0]["profile"], rows[0]["model"])
+            print(f"trace: {args.trace}")
     if args.json:
-        write_json(args.json, rows)
+        write_json(args.json, [{**row, "profile": [profile_dict(r) for r in row["profile"]]} if "profile" in row
+                               else row for row in rows])
     failed = [r["model"] for r in rows if max(r["errors"].values(), default=0.0) > args.tol]
     if failed:
         print(f"outputs differ beyond {args.tol:g}: {', '.join(failed)}", file=sys.stderr)
         return 1
     return 0
 
+
+def profile_dict(record: Any) -> dict[str, Any]:
+    """A per-kernel record as JSON-able values."""
+    return {"step": record.step, "kernel": record.kernel, "median_ms": record.median_ms, "flops": record.flops,
+            "bytes": record.bytes, "gflops": record.gflops, "gbytes_per_s": record.gbytes_per_s}
 
 if __name__ == "__main__":
     sys.exit(main())

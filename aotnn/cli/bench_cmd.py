@@ -1,4 +1,5 @@
-"""``aotnn bench``: the model zoo on aotnn, onnxruntime and PyTorch side by side (tools/bench.py)."""
+"""``aotnn bench``: zoo models or any MODEL the CLI takes, on aotnn, onnxruntime and PyTorch side by side
+(tools/bench.py)."""
 from __future__ import annotations
 
 import importlib.util
@@ -34,22 +35,37 @@ def _bench_tool():
 @click.option("--vs", default="onnxruntime,torch", show_default=True, help="Peers, comma-separated.")
 @click.option("--tol", default=1e-4, show_default=True, type=float, help="Largest scaled output difference.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Also write the results as JSON.")
+@click.option("--input", "inputs", multiple=True,
+              help="NAME:D0,D1,...[:DTYPE] per input of a FILE.py / module MODEL (ONNX: its dynamic dimensions).")
+@click.option("--profile", is_flag=True, help="Also print each aotnn kernel's time, FLOPs and GFLOP/s.")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False),
+              help="Write the one MODEL's per-kernel profile as a Chrome trace (chrome://tracing, Perfetto).")
 @one_line_errors
 def bench(models, repeat: int, warmup: int, rounds: int, round_pause: float, threads: int, vs: str, tol: float,
-          json_path) -> None:
-    """Benchmark zoo MODELS (default: all) against onnxruntime and PyTorch with the same weights.
+          json_path, inputs, profile: bool, trace_path) -> None:
+    """Benchmark MODELS (default: the whole zoo) against onnxruntime and PyTorch.
 
+    A zoo name (lenet5, resnet18, mobilenetv2, bert, lstm) runs against its PyTorch twin with the
+    same weights and that twin exported to ONNX. Any other MODEL aotnn compile takes
+    (FILE.py:Cell, package.module:name, FILE.onnx) runs against onnxruntime on its ONNX form.
     Prints median latencies, the ratios aotnn / peer and whether the outputs agree.
 
     \b
     Example:
       aotnn bench resnet18 mobilenetv2 --repeat 50
       aotnn bench mobilenetv2 --vs onnxruntime --rounds 10 --round-pause 30
+      aotnn bench my_net.py:Net --input x:1,3,64,64 --profile --trace net.trace.json
     """
     argv = [*models, "--repeat", str(repeat), "--warmup", str(warmup), "--rounds", str(rounds),
             "--round-pause", repr(round_pause), "--threads", str(threads), "--vs", vs, "--tol", repr(tol)]
+    for text in inputs:
+        argv += ["--input", text]
     if json_path:
         argv += ["--json", os.fspath(json_path)]
+    if profile:
+        argv.append("--profile")
+    if trace_path:
+        argv += ["--trace", os.fspath(trace_path)]
     code = _bench_tool().main(argv)
     if code:
         raise click.exceptions.Exit(code)

@@ -76,6 +76,19 @@ def _run_bundle(path: str, arrays: list[np.ndarray], repeat: int) -> tuple[list[
     return outputs, times
 
 
+def _profile(module, arrays: list[np.ndarray], repeat: int, call_ms: float, table: bool, trace_path) -> None:
+    """Time each kernel over ``repeat`` calls; print the table and/or write the Chrome trace."""
+    from aotnn_runtime.profile import format_table, write_trace
+
+    records = module.profile(*arrays, repeat=repeat)
+    if table:
+        click.echo(f"per kernel, median of {repeat} call(s):")
+        click.echo(format_table(records, call_ms))
+    if trace_path:
+        write_trace(trace_path, records, os.path.basename(os.path.normpath(module.path)))
+        click.echo(f"trace: {trace_path} ({len(records) * repeat} kernel calls)")
+
+
 @main.command(name="run")
 @click.argument("artifact", type=click.Path())
 @click.option("--input", "inputs", multiple=True, required=True, type=click.Path(),
@@ -84,8 +97,12 @@ def _run_bundle(path: str, arrays: list[np.ndarray], repeat: int) -> tuple[list[
               help="Write outputs to .npy files, one option per output, in order.")
 @click.option("--repeat", default=1, show_default=True, type=click.IntRange(1),
               help="Run N times and report the median.")
+@click.option("--profile", is_flag=True,
+              help="Also time each kernel over --repeat calls and print a table (time, share, FLOPs, GFLOP/s).")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False),
+              help="Write each kernel call of --repeat calls as a Chrome trace (chrome://tracing, Perfetto).")
 @one_line_errors
-def run_command(artifact: str, inputs, outputs, repeat: int) -> None:
+def run_command(artifact: str, inputs, outputs, repeat: int, profile: bool, trace_path) -> None:
     """Run ARTIFACT on .npy inputs and print the outputs' shapes and the latency.
 
     A host artifact runs in aotnn_runtime. A C bundle is built with its Makefile in a scratch copy
@@ -96,12 +113,15 @@ def run_command(artifact: str, inputs, outputs, repeat: int) -> None:
     Examples:
       aotnn run lenet.aot --input x.npy --output y.npy --repeat 20
       aotnn run lenet-aarch64.aot --input x.npy --output y.npy
+      aotnn run lenet.aot --input x.npy --repeat 50 --profile --trace lenet.trace.json
     """
     import aotnn_runtime
     from aotnn_runtime.manifest import read_manifest
 
     manifest = read_manifest(artifact) if os.path.isdir(artifact) else None
     if manifest is not None and manifest.get("library") is None:
+        if profile or trace_path:
+            raise ValueError("--profile/--trace: a C bundle runs as its own program; profile the host artifact")
         results, times = _run_bundle(artifact, _load_inputs(inputs, None), repeat)
     else:
         module = aotnn_runtime.load(artifact)
@@ -114,6 +134,8 @@ def run_command(artifact: str, inputs, outputs, repeat: int) -> None:
     for i, result in enumerate(results):
         click.echo(f"output {i}: shape {tuple(result.shape)} dtype {result.dtype}")
     click.echo(f"latency: median {np.median(times) * 1e3:.3f} ms over {repeat} run(s)")
+    if profile or trace_path:
+        _profile(module, arrays, repeat, float(np.median(times)) * 1e3, profile, trace_path)
     if len(outputs) > len(results):
         raise ValueError(f"--output: {len(outputs)} files for {len(results)} outputs")
     for path, result in zip(outputs, results):

@@ -31,6 +31,49 @@ def _is_generated_name(name: str) -> bool:
     return name == "Parameter" or name.startswith("Parameter#")
 
 
+def _structure_changed() -> None:
+    """Note that some cell's parameters, sub-cells, buffers, hooks or modes changed (what a
+    compiled call derives from them is recomputed on its next call)."""
+    _version[0] = next(_STRUCTURE_VERSION)
+
+
+class _Members(OrderedDict):
+    """A cell's table of parameters, sub-cells or buffers; every change is a structure change,
+    whoever makes it (``Cell.__setattr__``, the containers' ``append``/``insert``/``del``...)."""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value)
+        _structure_changed()
+
+    def __delitem__(self, key: Any) -> None:
+        super().__delitem__(key)
+        _structure_changed()
+
+    def pop(self, *args: Any) -> Any:
+        _structure_changed()
+        return super().pop(*args)
+
+    def popitem(self, last: bool = True) -> Any:
+        _structure_changed()
+        return super().popitem(last)
+
+    def clear(self) -> None:
+        super().clear()
+        _structure_changed()
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        _structure_changed()
+        return super().setdefault(key, default)
+
+    def move_to_end(self, key: Any, last: bool = True) -> None:
+        super().move_to_end(key, last)
+        _structure_changed()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        super().update(*args, **kwargs)
+        _structure_changed()
+
+
 class _HookHandle:
     """Returned by ``register_*_hook``; ``remove()`` unregisters the hook."""
     _ids = itertools.count()
@@ -56,9 +99,9 @@ class Cell:
     _eager_only = False  # True: never traced (nn.GraphCell); the cells containing it run op by op
 
     def __init__(self, auto_prefix: bool = True, flags: Mapping[str, Any] | None = None):
-        object.__setattr__(self, "_params", OrderedDict())
-        object.__setattr__(self, "_cells", OrderedDict())
-        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_params", _Members())
+        object.__setattr__(self, "_cells", _Members())
+        object.__setattr__(self, "_buffers", _Members())
         object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
@@ -173,8 +216,7 @@ class Cell:
             new_args = hook(self, args)
             if new_args is not None:
                 args = new_args if isinstance(new_args, tuple) else (new_args,)
-        if any(((cell._forward_pre_hooks or cell._forward_hooks) and cell is not self) or cell._eager_only
-               for _, cell in self.cells_and_names()):
+        if self._runs_eagerly():
             # children run (and hook) one by one; a GraphCell (_eager_only) cannot be traced
             output = self._construct_with_precision(args, kwargs)
         else:
@@ -185,6 +227,17 @@ class Cell:
             if new_output is not None:
                 output = new_output
         return output
+
+    def _runs_eagerly(self) -> bool:
+        """Whether a call runs the children one by one (a child has hooks, or cannot be traced),
+        looked up once per structure version: walking ResNet-18's 68 cells costs about 0.1 ms."""
+        plan = self.__dict__.get("_eager_plan")
+        if plan is None or plan[0] != _version[0]:
+            eager = any(((cell._forward_pre_hooks or cell._forward_hooks) and cell is not self) or cell._eager_only
+                        for _, cell in self.cells_and_names())
+            plan = (_version[0], eager)
+            object.__setattr__(self, "_eager_plan", plan)
+        return plan[1]
 
     def compile(self, *args: Any, **kwargs: Any) -> None:
         """Compile ``construct`` for these inputs without running it."""
@@ -291,6 +344,7 @@ class Cell:
         """Put this cell and its sub-cells in training (True) or inference (False) mode."""
         for _, cell in self.cells_and_names():
             object.__setattr__(cell, "training", bool(mode))
+        _structure_changed()
         return self
 
     @property

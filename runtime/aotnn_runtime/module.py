@@ -17,6 +17,7 @@ from .buffers import ALIGNMENT, aligned_empty
 from .errors import ArtifactError, InputError
 from .manifest import read_manifest
 from .native_steps import NativeSteps, supported
+from .profile import KernelRecord, kernel_records
 from .weights import WeightStore, load_npz, read_weights, save_into_artifact, save_npz
 
 _REF_KINDS = ("input", "param", "buffer", "output", "prepared")
@@ -102,6 +103,7 @@ class EntryPoint:
         self._prepared = [tvm_ffi.from_dlpack(array) for array in self._prepared_arrays]
         self._prepare_steps = self._load_steps(record.get("prepare_steps", []), library)
         self._steps = self._load_steps(record["steps"], library)
+        self._step_records: list[dict] = record["steps"]  # names and costs for the profiler
         self._native = self._native_steps(record, library, symbols) if symbols is not None else None
         wake = getattr(symbols, "aotnn_wake_workers", None) if symbols is not None else None
         if wake is not None:
@@ -148,6 +150,7 @@ class EntryPoint:
         # staging buffers (and their addresses) of arguments a kernel cannot take as they are
         self._aligned_copies: dict[tuple[str, int], tuple[np.ndarray, int]] = {}
         self._bound: Any = None  # (parameter handles, steps, steps with them bound): see _bound_steps
+        self._resolved_cache: Any = None  # (key, names, given arrays, resolved list): see _resolve_params_again
 
     def _load_steps(self, steps: list[dict], library: Any) -> list:
         loaded = []
@@ -174,8 +177,9 @@ class EntryPoint:
         prefetch_kinds = ("param", "prepared") if _exports(symbols, "aotnn_prefetch_hint") else ()
         parallel = ([_parallel_extents(self.name, step) for step in record["steps"]]
                     if _exports(symbols, "aotnn_parallel_hint") else None)
+        timed = library["aotnn_run_steps_timed"] if _exports(symbols, "__tvm_ffi_aotnn_run_steps_timed") else None
         native = NativeSteps(library["aotnn_run_steps"], kernels, [args for _, args in self._steps], specs,
-                             prefetch_kinds, parallel)
+                             prefetch_kinds, parallel, timed)
         native.bind("buffer", self._buffer_arrays)
         native.bind("prepared", self._prepared_arrays)
         return native
@@ -274,6 +278,21 @@ class EntryPoint:
         self._param_addresses = addresses if params is not None else None
         return resolved
 
+    def _resolve_params_again(self, params: Mapping[str, Any], params_key: Any) -> list[np.ndarray]:
+        """:meth:`_resolve_params`, skipped while a caller passes the same ``params_key`` and the
+        very same arrays, each of which the kernels read where it lies (checking a hundred
+        parameters again costs ResNet-18 a fraction of a millisecond per call)."""
+        names, values = tuple(params), tuple(params.values())
+        cache = self._resolved_cache
+        if (params_key is not None and cache is not None and cache[0] == params_key and cache[1] == names
+                and len(cache[2]) == len(values) and all(map(operator.is_, cache[2], values))):
+            return cache[3]
+        resolved = self._resolve_params(params)
+        given = [params.get(spec["name"]) for spec in self.params]
+        in_place = all(array is value for array, value in zip(resolved, given))
+        self._resolved_cache = (params_key, names, values, resolved) if params_key is not None and in_place else None
+        return resolved
+
     @property
     def updated_parameters(self) -> list[str]:
         """Names of the parameters a call updates, in update order."""
@@ -344,8 +363,27 @@ class EntryPoint:
                 key, weights = self._stored_params()
                 self._param_addresses = None
             else:
-                key, weights = params_key, self._resolve_params(params)
+                key, weights = params_key, self._resolve_params_again(params, params_key)
             return self._execute(data, weights, key)
+
+    def profile(self, *inputs: Any, params: Mapping[str, Any] | None = None, repeat: int = 10) -> list[KernelRecord]:
+        """Time each kernel over ``repeat`` calls (after one untimed call); see :meth:`Module.profile`.
+
+        Nothing is written back: a training step profiled this way leaves the weights as they were.
+        """
+        if type(repeat) is not int or repeat < 1:  # noqa: E721 - bool is not a count
+            raise ValueError(f"repeat: expected a positive int, got {repeat!r}")
+        native = self._native
+        if native is None or not native.can_time:
+            raise ArtifactError(f"{self.name}: the kernel library cannot time its steps (it predates the "
+                                f"profiler's runner, or a tensor's dtype keeps its steps in Python); rebuild the artifact")
+        timestamps = np.zeros((repeat, len(self._steps) + 1), np.int64)
+        with self._call_lock:
+            self.raw(*inputs, params=params)  # warm-up: weight re-layouts, first-touch page faults
+            for row in timestamps:
+                with native.timing(row):
+                    self.raw(*inputs, params=params)
+        return kernel_records(self._step_records, timestamps)
 
     def _stored_params(self) -> tuple[Any, list[np.ndarray]]:
         """The stored weights (and their DLPack handles), resolved once per weights version: a
@@ -490,6 +528,28 @@ class Module:
         if point is None:
             point = self[entry]  # raises, naming the entry points
         return point(*inputs, params=params)
+
+    def profile(self, *inputs: Any, entry: str | None = None, params: Mapping[str, Any] | None = None,
+                repeat: int = 10) -> list[KernelRecord]:
+        """Time each kernel of ``entry`` over ``repeat`` calls on ``inputs``.
+
+        Args:
+            inputs: one array per declared input, as for :meth:`run`.
+            entry: the entry point (default as for :meth:`run`).
+            params: parameters overriding stored weights, as for :meth:`run`.
+            repeat (int): timed calls, after one untimed warm-up call.
+        Returns:
+            list of :class:`aotnn_runtime.profile.KernelRecord`, one per step in step order: the
+            kernel's name, its time in each call, its FLOPs and bytes (where the manifest counts them).
+            ``aotnn_runtime.profile.format_table`` prints them; ``write_trace`` writes a Chrome trace.
+        Raises:
+            ValueError: ``repeat`` is not a positive int.
+            ArtifactError: the artifact's kernel library cannot time its steps (built before the profiler).
+            InputError: as for :meth:`run`.
+        """
+        if entry is None:
+            entry = next(iter(self._entries)) if len(self._entries) == 1 else "predict"
+        return self[entry].profile(*inputs, params=params, repeat=repeat)
 
     def parameters(self) -> dict[str, np.ndarray]:
         """Copies of the stored parameters by name (weights, statistics, optimizer state)."""

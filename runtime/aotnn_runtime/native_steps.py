@@ -12,8 +12,9 @@ DLTensors, which come from the same specs.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -67,14 +68,17 @@ class NativeSteps:
         parallel: per step, the extents of its kernel's parallel loops in launch order (the
             thread pool then balances them in finer tasks); None for a library whose runner
             predates them.
+        timed_runner: the library's ``aotnn_run_steps_timed`` (the profiler's runner), or None
+            for a library that predates it.
     Raises:
         ValueError: a dtype DLPack cannot describe (use :func:`supported` first).
     """
 
     def __init__(self, runner: Any, kernels: Sequence[int], steps: Sequence[Sequence[tuple[str, int]]],
                  specs: Mapping[str, Sequence[tuple[Sequence[int], str]]], prefetch_kinds: Sequence[str] = (),
-                 parallel: Sequence[Sequence[int]] | None = None):
+                 parallel: Sequence[Sequence[int]] | None = None, timed_runner: Any = None):
         self._runner = runner
+        self._timed_runner = timed_runner
         self._shapes = []  # the shape arrays the DLTensors point into
         self._tensors = {kind: self._describe(kind_specs) for kind, kind_specs in specs.items()}
         self._args = []
@@ -156,6 +160,46 @@ class NativeSteps:
             self._runner(self._address, len(self._table), prefetch)
         else:
             self._runner(self._address, len(self._table))
+
+    @property
+    def can_time(self) -> bool:
+        """Whether :meth:`timing` can time the steps (the library has the profiler's runner)."""
+        return self._timed_runner is not None
+
+    @contextlib.contextmanager
+    def timing(self, timestamps: np.ndarray) -> Iterator[None]:
+        """Within the block, :meth:`run` writes CLOCK_MONOTONIC nanoseconds into ``timestamps``:
+        [0] before the first step, [i + 1] when step i returned.
+
+        The timed run replaces :meth:`run` on this object only while the block lasts, so an
+        untimed call pays nothing for the profiler.
+
+        Args:
+            timestamps: a C-contiguous, writable int64 array of step count + 1 elements.
+        Raises:
+            ValueError: ``timestamps`` is not such an array, or the library cannot time.
+        """
+        if self._timed_runner is None:
+            raise ValueError("timestamps: this kernel library predates the profiler's runner "
+                             "(aotnn_run_steps_timed); rebuild the artifact")
+        expected = len(self._table) + 1
+        if not (isinstance(timestamps, np.ndarray) and timestamps.dtype == np.int64 and timestamps.shape == (expected,)
+                and timestamps.flags.c_contiguous and timestamps.flags.writeable):
+            raise ValueError(f"timestamps: expected a writable contiguous int64 array of shape ({expected},), got "
+                             f"{type(timestamps).__name__} {getattr(timestamps, 'dtype', '')}"
+                             f"{list(getattr(timestamps, 'shape', ()))}")
+        address = timestamps.ctypes.data
+
+        def run_timed() -> None:
+            prefetch = 0 if self._prefetch is None else ctypes.addressof(self._prefetch)
+            parallel = 0 if self._parallel is None else ctypes.addressof(self._parallel)
+            self._timed_runner(self._address, len(self._table), prefetch, parallel, address)
+
+        self.run = run_timed  # type: ignore[method-assign]
+        try:
+            yield
+        finally:
+            del self.run
 
 
 def supported(specs: Mapping[str, Sequence[tuple[Sequence[int], str]]]) -> bool:

@@ -23,6 +23,7 @@ from .errors import ArtifactError
 MAX_RANK = 32
 MAX_TENSOR_BYTES = 1 << 40  # 1 TiB: larger is a corrupt field, refused before anything is allocated
 MAX_INT32 = (1 << 31) - 1
+MAX_COUNT = (1 << 62) - 1  # a step's flops or bytes
 DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64")
 CONST_PREFIX = "__const"  # constants the compiler hoisted out of the graph: stored, never trained
@@ -374,6 +375,9 @@ def _check_steps(where: Field, steps: Any, counts: Mapping[str, int]) -> None:
                     all(type(n) is int and 0 <= n <= MAX_INT32 for n in extents)):  # noqa: E721
                 field["parallel"].fail("a list of non-negative 32-bit integers", extents,
                                        " (malformed parallel extents)")
+        for cost in ("flops", "bytes"):  # the profiler's counts (schedules/kernel_costs.py)
+            if cost in step:
+                need_int(field[cost], step[cost], 0, MAX_COUNT)
 
 
 # -- the files -----------------------------------------------------------------------------------
