@@ -4,6 +4,7 @@ from __future__ import annotations
 import ctypes
 import json
 import math
+import operator
 import os
 import platform
 import threading
@@ -283,14 +284,20 @@ class EntryPoint:
         very same arrays, each of which the kernels read where it lies (checking a hundred
         parameters again costs ResNet-18 a fraction of a millisecond per call)."""
         names, values = tuple(params), tuple(params.values())
+        # an array resized in place (or given another dtype) is the same object at a new address:
+        # its layout is compared too (numpy reallocates only when the shape's size changes)
+        layouts = tuple((getattr(v, "shape", None), getattr(v, "dtype", None)) for v in values)
         cache = self._resolved_cache
         if (params_key is not None and cache is not None and cache[0] == params_key and cache[1] == names
-                and len(cache[2]) == len(values) and all(map(operator.is_, cache[2], values))):
+                and len(cache[2]) == len(values) and all(map(operator.is_, cache[2], values))
+                and cache[4] == layouts):
+            self._param_addresses = cache[5]
             return cache[3]
         resolved = self._resolve_params(params)
         given = [params.get(spec["name"]) for spec in self.params]
         in_place = all(array is value for array, value in zip(resolved, given))
-        self._resolved_cache = (params_key, names, values, resolved) if params_key is not None and in_place else None
+        self._resolved_cache = ((params_key, names, values, resolved, layouts, self._param_addresses)
+                                if params_key is not None and in_place else None)
         return resolved
 
     @property
