@@ -76,7 +76,8 @@ SECTIONS
 # Memory maps of QEMU's models of the boards. An386/AN500 (Cortex-M4/M7): 4 MB of flash-like
 # RAM at 0 and 4 MB of SRAM at 0x20000000. AN547 (Cortex-M55, SSE-300) boots secure with its
 # vector table at 0x10000000: ITCM's secure alias (512 KB), then 2 MB SRAM at 0x11000000 and
-# DTCM (512 KB) at 0x30000000.
+# two 2 MB internal SRAMs at 0x31000000 (4 MB together). Code runs from ITCM, weights sit in
+# SRAM, data and the arena in the internal SRAM.
 LINKER_SCRIPTS = {
     "mps2-an386": """MEMORY
 {
@@ -88,9 +89,9 @@ LINKER_SCRIPTS = {
 {
   ITCM (rx) : ORIGIN = 0x10000000, LENGTH = 512K
   SRAM (rwx) : ORIGIN = 0x11000000, LENGTH = 2M
-  DTCM (rwx) : ORIGIN = 0x30000000, LENGTH = 512K
+  ISRAM (rwx) : ORIGIN = 0x31000000, LENGTH = 4M
 }
-""" + _SECTIONS.format(code="ITCM", weights="SRAM", ram="DTCM", stack="0x4000"),
+""" + _SECTIONS.format(code="ITCM", weights="SRAM", ram="ISRAM", stack="0x4000"),
 }
 LINKER_SCRIPTS["mps2-an500"] = LINKER_SCRIPTS["mps2-an386"]
 
