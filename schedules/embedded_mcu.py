@@ -232,6 +232,14 @@ int main(void) {{
 """
 
 
+def qemu_command(target: Mapping[str, Any], board: str | None = None) -> list[str]:
+    """The command that runs a Cortex-M bundle's model.elf (from its folder) on QEMU's model of
+    ``board`` (default: the target CPU's), with semihosting for its files and console."""
+    board = board or DEFAULT_BOARD[str(target.get("mcpu"))]
+    return ["qemu-system-arm", "-M", board, "-nographic", "-monitor", "none", "-serial", "none",
+            "-semihosting-config", "enable=on,target=native", "-kernel", "model.elf"]
+
+
 def makefile(compiler: str, target: Mapping[str, Any]) -> str:
     """The Makefile of a Cortex-M bundle: ``libaotnn_model.a`` (link it into the firmware) and
     ``model.elf``, the example for QEMU's BOARD."""

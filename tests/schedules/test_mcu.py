@@ -12,6 +12,7 @@ import pytest
 
 import aotnn
 import aotnn_runtime
+from schedules.embedded_mcu import qemu_command
 
 HAVE_TOOLS = shutil.which("arm-none-eabi-gcc") is not None and shutil.which("qemu-system-arm") is not None
 pytestmark = pytest.mark.skipif(not HAVE_TOOLS, reason="needs Debian's gcc-arm-none-eabi, libnewlib-arm-none-eabi "
@@ -52,9 +53,7 @@ def run_on_qemu(bundle: str, board: str, x: np.ndarray) -> np.ndarray:
     built = subprocess.run(["make", "-s", "-j2"], cwd=bundle, capture_output=True, text=True)
     assert built.returncode == 0, built.stderr
     x.tofile(os.path.join(bundle, "input0.bin"))
-    done = subprocess.run(["qemu-system-arm", "-M", board, "-nographic", "-monitor", "none", "-serial", "none",
-                           "-semihosting-config", "enable=on,target=native", "-kernel", "model.elf"],
-                          cwd=bundle, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(qemu_command({}, board), cwd=bundle, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "aotnn: done" in done.stdout + done.stderr, done.stdout + done.stderr
     return np.fromfile(os.path.join(bundle, "output0.bin"), dtype=np.float32)
 
@@ -88,11 +87,26 @@ def test_missing_input_file_runs_on_zeros_and_says_so(networks):
     net, x, _, tmp, artifact = networks["lenet5"]
     bundle = aotnn.export(net, aotnn.Tensor(x), file_name=str(tmp / "lenet_zeros"), target="cortex-m4")
     subprocess.run(["make", "-s", "-j2"], cwd=bundle, check=True, capture_output=True)
-    done = subprocess.run(["qemu-system-arm", "-M", "mps2-an386", "-nographic", "-monitor", "none", "-serial", "none",
-                           "-semihosting-config", "enable=on,target=native", "-kernel", "model.elf"],
-                          cwd=bundle, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(qemu_command({"mcpu": "cortex-m4"}), cwd=bundle, capture_output=True, text=True,
+                          timeout=300)
     assert done.returncode == 0 and "input0.bin: missing or not 4096 bytes" in done.stdout + done.stderr
     zeros = np.zeros_like(x)
     (expected,) = aotnn_runtime.load(artifact).run(zeros)
     out = np.fromfile(os.path.join(bundle, "output0.bin"), dtype=np.float32)
     np.testing.assert_allclose(out, np.asarray(expected).ravel(), rtol=1e-5, atol=1e-6)
+
+
+def test_cli_runs_a_cortex_m_bundle_on_qemu(networks, tmp_path):
+    """`aotnn run` builds model.elf and runs it on the target's board (cortex-m55: mps3-an547)."""
+    from click.testing import CliRunner
+
+    from aotnn.cli import main
+    net, x, expected, tmp, _ = networks["lenet5"]
+    bundle = aotnn.export(net, aotnn.Tensor(x), file_name=str(tmp / "lenet_cli"), target="cortex-m55")
+    np.save(tmp_path / "x.npy", x)
+    result = CliRunner().invoke(main, ["run", bundle, "--input", str(tmp_path / "x.npy"), "--output",
+                                       str(tmp_path / "y.npy")])
+    assert result.exit_code == 0, result.output
+    assert "output 0: shape (1, 10)" in result.output
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy").ravel(), expected, rtol=1e-5,
+                               atol=1e-5 * float(np.abs(expected).max()))
