@@ -61,6 +61,17 @@ def workspace_bound(kernels: tvm.IRModule) -> int:
     return bound + 4096
 
 
+def _pool_bytes(kernels: tvm.IRModule, target: tvm.target.Target) -> int:
+    """The static workspace pool: the lowered kernels' allocations where they can be read, else
+    the scheduled TIR's (larger) estimate."""
+    from .kernel_workspace import lowered_workspace_bytes
+    try:
+        lowered = lowered_workspace_bytes(kernels, target)
+    except Exception:  # a TVM whose pipeline differs: the estimate is always safe
+        lowered = None
+    return workspace_bound(kernels) if lowered is None else min(lowered, workspace_bound(kernels))
+
+
 def _c_dtype(dtype: str) -> tuple[int, int]:
     code = dlpack_code(np.dtype(dtype))
     if code is None:
@@ -282,7 +293,7 @@ def build_bundle(mod: tvm.IRModule, input_names: Sequence[str], param_names: Seq
     try:
         library = tvm.compile(kernels, target=tvm_target)
         library.mod.write_to_file(os.path.join(staging, "kernels.o"))
-        Path(staging, "model.c").write_text(generate_model_c(record, offsets, offset, workspace_bound(kernels)))
+        Path(staging, "model.c").write_text(generate_model_c(record, offsets, offset, _pool_bytes(kernels, tvm_target)))
         _write_build_files(staging, target_dict, record)
         os.makedirs(os.path.join(staging, "runtime"))
         for name in RUNTIME_FILES:
