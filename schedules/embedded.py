@@ -22,7 +22,8 @@ from aotnn_runtime.native_steps import dlpack_code
 from . import backend, pipeline
 from .build import (_kernel_module, entry_record, new_manifest, staging_dir, stored_tensors, write_artifact)
 from .output_dir import check_output
-from .target import is_host, resolve, to_tvm
+from . import embedded_mcu
+from .target import is_host, is_microcontroller, resolve, to_tvm
 from .nan_propagation import propagate_nan
 
 RUNTIME_C = backend.RUNTIME_C
@@ -36,6 +37,10 @@ def cross_compiler(target: Mapping[str, Any]) -> str:
     triple = str(target.get("mtriple"))
     if triple.startswith("aarch64"):
         return "aarch64-linux-gnu-gcc"
+    if triple.startswith("armv7") and "linux" in triple:
+        return "arm-linux-gnueabihf-gcc"
+    if is_microcontroller(target):
+        return "arm-none-eabi-gcc"
     raise ValueError(f"target: no cross compiler known for {triple!r}")
 
 
@@ -55,6 +60,17 @@ def workspace_bound(kernels: tvm.IRModule) -> int:
             total += -(-count * np.dtype(dtype or "float32").itemsize // 64) * 64 + 64
         bound = max(bound, total)
     return bound + 4096
+
+
+def _pool_bytes(kernels: tvm.IRModule, target: tvm.target.Target) -> int:
+    """The static workspace pool: the lowered kernels' allocations where they can be read, else
+    the scheduled TIR's (larger) estimate."""
+    from .kernel_workspace import lowered_workspace_bytes
+    try:
+        lowered = lowered_workspace_bytes(kernels, target)
+    except Exception:  # a TVM whose pipeline differs: the estimate is always safe
+        lowered = None
+    return workspace_bound(kernels) if lowered is None else min(lowered, workspace_bound(kernels))
 
 
 def _c_dtype(dtype: str) -> tuple[int, int]:
@@ -126,6 +142,7 @@ def generate_model_c(record: Mapping[str, Any], weight_offsets: Mapping[str, int
               f"  for (i = 0; i < {len(record['inputs'])}; ++i) if (inputs[i] == 0) {{ aotnn_set_error(\"an input pointer is NULL\"); return AOTNN_ERR_ARGUMENT; }}",
               f"  for (i = 0; i < {len(record['outputs'])}; ++i) if (outputs[i] == 0) {{ aotnn_set_error(\"an output pointer is NULL\"); return AOTNN_ERR_ARGUMENT; }}",
               "  if (aotnn_weights == 0) { aotnn_set_error(\"no weights: call aotnn_model_set_weights\"); return AOTNN_ERR_WEIGHTS; }",
+              "  aotnn_install_backend();  /* no constructors on bare metal: the hooks are set here */",
               "  aotnn_bind();"]
     for i, spec in enumerate(record["inputs"]):
         lines.append(f"  memcpy(input{i}_data, inputs[{i}], {_nbytes(spec)});")
@@ -228,6 +245,22 @@ clean:
 """
 
 
+def _write_build_files(staging: str, target: Mapping[str, Any], record: Mapping[str, Any]) -> None:
+    """weights.S, the example main.c and the Makefile: hosted (Linux) or bare metal (Cortex-M, + board/)."""
+    if not is_microcontroller(target):
+        Path(staging, "weights.S").write_text(WEIGHTS_ASM)
+        Path(staging, "main.c").write_text(MAIN_C)
+        Path(staging, "Makefile").write_text(makefile(cross_compiler(target)))
+        return
+    Path(staging, "weights.S").write_text(embedded_mcu.WEIGHTS_ASM)
+    Path(staging, "main.c").write_text(embedded_mcu.main_c([_nbytes(s) for s in record["inputs"]],
+                                                           [_nbytes(s) for s in record["outputs"]]))
+    Path(staging, "Makefile").write_text(embedded_mcu.makefile(cross_compiler(target), target))
+    os.makedirs(os.path.join(staging, "board"))
+    for name, text in embedded_mcu.board_files().items():
+        Path(staging, "board", name).write_text(text)
+
+
 def build_bundle(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[str], *,
                  target: str | Mapping[str, Any], output_dir: str, weights: Mapping[str, np.ndarray],
                  entry: str = "predict", metadata: Mapping[str, Any] | None = None) -> str:
@@ -261,10 +294,8 @@ def build_bundle(mod: tvm.IRModule, input_names: Sequence[str], param_names: Seq
     try:
         library = tvm.compile(propagate_nan(kernels), target=tvm_target)
         library.mod.write_to_file(os.path.join(staging, "kernels.o"))
-        Path(staging, "model.c").write_text(generate_model_c(record, offsets, offset, workspace_bound(kernels)))
-        Path(staging, "weights.S").write_text(WEIGHTS_ASM)
-        Path(staging, "main.c").write_text(MAIN_C)
-        Path(staging, "Makefile").write_text(makefile(cross_compiler(target_dict)))
+        Path(staging, "model.c").write_text(generate_model_c(record, offsets, offset, _pool_bytes(kernels, tvm_target)))
+        _write_build_files(staging, target_dict, record)
         os.makedirs(os.path.join(staging, "runtime"))
         for name in RUNTIME_FILES:
             shutil.copy(RUNTIME_C / name, os.path.join(staging, "runtime", name))

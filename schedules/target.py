@@ -57,6 +57,38 @@ def aarch64_target() -> dict[str, Any]:
     return {"kind": "llvm", "mtriple": "aarch64-linux-gnu", "mattr": ["+neon"]}
 
 
+def armv7a_target() -> dict[str, Any]:
+    """32-bit ARM Linux boards (ARMv7-A, hard-float, NEON; linked by Debian's arm-linux-gnueabihf-gcc)."""
+    return {"kind": "llvm", "mtriple": "armv7a-linux-gnueabihf", "mattr": ["+neon"], "mfloat-abi": "hard"}
+
+
+def _cortex_m(mcpu: str) -> dict[str, Any]:
+    if mcpu == "cortex-m55":  # Armv8.1-M with Helium (MVE) vectors
+        return {"kind": "llvm", "mtriple": "thumbv8.1m.main-none-eabihf", "mcpu": mcpu, "mfloat-abi": "hard",
+                "mattr": ["+mve.fp"]}
+    return {"kind": "llvm", "mtriple": "thumbv7em-none-eabihf", "mcpu": mcpu, "mfloat-abi": "hard"}
+
+
+def cortex_m4_target() -> dict[str, Any]:
+    """Cortex-M4F microcontrollers (Armv7E-M, single-precision FPU; bare metal, arm-none-eabi-gcc)."""
+    return _cortex_m("cortex-m4")
+
+
+def cortex_m7_target() -> dict[str, Any]:
+    """Cortex-M7 microcontrollers (Armv7E-M with FPU; bare metal, arm-none-eabi-gcc)."""
+    return _cortex_m("cortex-m7")
+
+
+def cortex_m55_target() -> dict[str, Any]:
+    """Cortex-M55 microcontrollers (Armv8.1-M with MVE-F; bare metal, arm-none-eabi-gcc)."""
+    return _cortex_m("cortex-m55")
+
+
+def is_microcontroller(target: Mapping[str, Any]) -> bool:
+    """True for bare-metal Cortex-M targets (no OS: a bundle links with its own start-up code)."""
+    return target.get("kind") == "llvm" and str(target.get("mtriple", "")).startswith("thumb")
+
+
 def vulkan_target() -> dict[str, Any]:
     """Vulkan: kernels are generated as WGSL (TVM's webgpu codegen) and run through wgpu's Vulkan backend."""
     return {"kind": "vulkan"}
@@ -68,7 +100,8 @@ def cuda_target(arch: str | None = None) -> dict[str, Any]:
     return {"kind": "cuda", "arch": arch or detect_arch() or "sm_80"}
 
 
-CROSS_TARGETS = {"aarch64": aarch64_target, "arm": aarch64_target, "arm64": aarch64_target}
+CROSS_TARGETS = {"aarch64": aarch64_target, "arm64": aarch64_target, "armv7a": armv7a_target,
+                 "cortex-m4": cortex_m4_target, "cortex-m7": cortex_m7_target, "cortex-m55": cortex_m55_target}
 GPU_TARGETS = {"vulkan": vulkan_target, "webgpu": vulkan_target, "cuda": cuda_target}
 TARGET_NAMES = ("x86", "llvm") + tuple(CROSS_TARGETS) + tuple(GPU_TARGETS) + ("cuda:sm_XX",)
 
@@ -83,7 +116,8 @@ def resolve(target: str | Mapping[str, Any] | None = None) -> dict[str, Any]:
     """A target description (a TVM target dict) for ``target``.
 
     Args:
-        target: None or ``"x86"`` for the host CPU, ``"aarch64"``, ``"vulkan"`` (alias ``"webgpu"``),
+        target: None or ``"x86"`` for the host CPU, ``"aarch64"`` (alias ``"arm64"``), ``"armv7a"``,
+            ``"cortex-m4"``, ``"cortex-m7"``, ``"cortex-m55"``, ``"vulkan"`` (alias ``"webgpu"``),
             ``"cuda"`` or ``"cuda:sm_XX"``, or a TVM target dict.
     Returns:
         a dict that ``tvm.target.Target`` accepts.
@@ -98,6 +132,8 @@ def resolve(target: str | Mapping[str, Any] | None = None) -> dict[str, Any]:
         return GPU_TARGETS[target]()
     if isinstance(target, str) and target.startswith("cuda:sm_") and target[8:].isdigit():
         return cuda_target(target[5:])
+    if target == "arm":
+        raise TargetError(f"target: 'arm' is ambiguous; name the ARM target: {', '.join(CROSS_TARGETS)}")
     if isinstance(target, Mapping):
         if "kind" not in target:
             raise TargetError(f"target: a target dict needs a 'kind', got {dict(target)!r}")

@@ -9,7 +9,8 @@ import click
 from .app import human_bytes, main, one_line_errors, progress
 from .models import default_output, example_inputs, load_model, load_weights
 
-TARGET_HELP = "Target: x86 (this host), aarch64/arm (a C bundle to build for the board), cuda, vulkan."
+TARGET_HELP = ("Target: x86 (this host); a C bundle to build for the board: aarch64, armv7a (32-bit ARM Linux), "
+               "cortex-m4, cortex-m7, cortex-m55 (bare metal); cuda, vulkan.")
 
 
 def directory_size(path: str) -> int:
@@ -74,7 +75,7 @@ def compile_command(model: str, inputs, target: str, ckpt, tuning_db, bundle: bo
     """Compile MODEL (FILE.py:NAME, MODULE:NAME or FILE.onnx) ahead of time.
 
     For the host (x86) the result is an artifact that `aotnn run` and aotnn_runtime load. For a
-    cross target (aarch64, arm) it is a build-ready C bundle: kernel objects, the generated
+    cross target (aarch64, armv7a, cortex-m4/m7/m55) it is a build-ready C bundle: kernel objects, the generated
     executor on one static arena, runtime/c, weights, a Makefile and an example main.c.
 
     \b
@@ -83,6 +84,7 @@ def compile_command(model: str, inputs, target: str, ckpt, tuning_db, bundle: bo
       aotnn compile net.py:Net --input x:8,16 --ckpt net.ckpt -o net.aot
       aotnn compile model.onnx --input input:1,3,224,224 -o model.aot
       aotnn compile aotnn.models:lenet5 --target aarch64 -o lenet-arm.aot   # then: make -C lenet-arm.aot
+      aotnn compile aotnn.models:ds_cnn --input x:1,1,49,10 --target cortex-m4 -o kws-m4.aot
     """
     start = time.perf_counter()
     path = compile_model(model, inputs, target, ckpt, output, bundle, tuning_db, force)

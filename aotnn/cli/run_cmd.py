@@ -13,7 +13,7 @@ import numpy as np
 
 from .app import main, one_line_errors, progress
 
-_QEMU = {"aarch64": "qemu-aarch64"}
+_QEMU = {"aarch64": "qemu-aarch64", "armv7a": "qemu-arm"}
 
 
 def _load_inputs(paths, specs) -> list[np.ndarray]:
@@ -33,6 +33,11 @@ def _runner(target: dict) -> list[str]:
     import schedules
     if schedules.target.is_host(target):
         return []
+    if schedules.target.is_microcontroller(target):
+        if shutil.which("qemu-system-arm") is None:
+            raise RuntimeError("this bundle is for a microcontroller: flash model.elf (make) to the board, or "
+                               "install qemu-system-arm (Debian: apt install qemu-system-arm) to run it here")
+        return schedules.embedded_mcu.qemu_command(target)
     arch = str(target.get("mtriple", "")).split("-")[0]
     qemu = _QEMU.get(arch)
     if qemu is None or shutil.which(qemu) is None:
@@ -48,6 +53,7 @@ def _run_bundle(path: str, arrays: list[np.ndarray], repeat: int) -> tuple[list[
     manifest = read_manifest(path)
     entry = next(iter(manifest["entries"].values()))
     runner = _runner(manifest["target"])
+    bare_metal = "-kernel" in runner  # a Cortex-M image: reads input<i>.bin from its folder (semihosting)
     for i, (array, spec) in enumerate(zip(arrays, entry["inputs"])):
         if list(array.shape) != spec["shape"] or str(array.dtype) != spec["dtype"]:
             raise ValueError(f"--input {i} ({spec['name']}): expected {spec['dtype']}{spec['shape']}, "
@@ -56,18 +62,20 @@ def _run_bundle(path: str, arrays: list[np.ndarray], repeat: int) -> tuple[list[
         work = os.path.join(scratch, "bundle")
         shutil.copytree(path, work)
         with progress("building the bundle (make)"):
-            built = subprocess.run(["make", "-s", "model"], cwd=work, capture_output=True, text=True)
+            built = subprocess.run(["make", "-s", "model.elf" if bare_metal else "model"], cwd=work,
+                                   capture_output=True, text=True)
         if built.returncode != 0:
             raise RuntimeError(f"make failed: {(built.stderr or built.stdout).strip().splitlines()[-1:]}")
         names = []
         for i, array in enumerate(arrays):
-            name = os.path.join(scratch, f"input{i}.bin")
+            name = os.path.join(work if bare_metal else scratch, f"input{i}.bin")
             np.ascontiguousarray(array).tofile(name)
             names.append(name)
         times = []
         for _ in range(repeat):
             start = time.perf_counter()
-            ran = subprocess.run(runner + ["./model"] + names, cwd=work, capture_output=True, text=True)
+            command = runner if bare_metal else runner + ["./model"] + names
+            ran = subprocess.run(command, cwd=work, capture_output=True, text=True)
             times.append(time.perf_counter() - start)
             if ran.returncode != 0:
                 raise RuntimeError(f"the model binary failed ({ran.returncode}): {ran.stderr.strip()}")
@@ -106,8 +114,8 @@ def run_command(artifact: str, inputs, outputs, repeat: int, profile: bool, trac
     """Run ARTIFACT on .npy inputs and print the outputs' shapes and the latency.
 
     A host artifact runs in aotnn_runtime. A C bundle is built with its Makefile in a scratch copy
-    and its example binary is run (under qemu-user for aarch64 bundles; latency then includes
-    process start-up).
+    and its example binary is run (under qemu-user for aarch64 and armv7a bundles, on
+    qemu-system-arm's MPS boards for Cortex-M bundles; latency then includes process start-up).
 
     \b
     Examples:

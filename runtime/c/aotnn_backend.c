@@ -12,6 +12,8 @@
  *                             generated model defines (aotnn_workspace_pool), used as a
  *                             stack (TVM frees in reverse order): no heap at all.
  *   -DAOTNN_NO_THREADS        parallel loops run on the calling thread; no pthreads.
+ *   -DAOTNN_NO_CONSTRUCTOR    no constructor installs the hooks (bare metal); the generated
+ *                             model calls aotnn_install_backend() itself.
  */
 #define _POSIX_C_SOURCE 200112L
 #include <stddef.h>
@@ -508,4 +510,6 @@ void aotnn_install_backend(void) {
   if (&__TVMBackendParallelBarrier) __TVMBackendParallelBarrier = aotnn_parallel_barrier;
 }
 
+#ifndef AOTNN_NO_CONSTRUCTOR  /* bare metal: start-up code runs no .init_array; the model calls it */
 __attribute__((constructor)) static void aotnn_install_backend_on_load(void) { aotnn_install_backend(); }
+#endif

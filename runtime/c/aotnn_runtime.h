@@ -42,6 +42,9 @@ const char* aotnn_last_error(void);
 /* Used by the generated model and by the backend. */
 void aotnn_set_error(const char* message);
 void aotnn_workspace_reset(void);
+/* Points the kernels' backend hooks at runtime/c's (also done by a constructor where there are
+ * constructors; bare-metal builds define AOTNN_NO_CONSTRUCTOR and rely on this call). */
+void aotnn_install_backend(void);
 
 #ifdef __cplusplus
 }

@@ -67,6 +67,16 @@ def test_aarch64_lenet_matches_x86(lenet):
     np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
 
 
+@pytest.mark.skipif(shutil.which("arm-linux-gnueabihf-gcc") is None or shutil.which("qemu-arm") is None,
+                    reason="needs Debian's gcc-arm-linux-gnueabihf and qemu-user (tools/install.sh installs them)")
+def test_armv7a_lenet_matches_reference(lenet):
+    """32-bit ARM Linux (hard-float, NEON): built with arm-linux-gnueabihf-gcc, run under qemu-arm."""
+    net, x, ref, tmp = lenet
+    path = aotnn.export(net, aotnn.Tensor(x), file_name=str(tmp / "lenet_armv7a"), target="armv7a")
+    out = _run_bundle(path, [x], ["qemu-arm"])
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
 @needs_cross
 def test_runtime_code_size_and_arena(lenet):
     net, x, _, tmp = lenet
