@@ -145,6 +145,26 @@ def _pair_of(value) -> tuple[int, int]:
     return int(values[0]), int(values[1])
 
 
+def _fold_weight_zero_points(q: np.ndarray, zw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(weights, zero points, signs): ``q - zw`` stored where it fits int8, negated where only its negation
+    does (the sign goes into the channel's scale), so the kernel skips the weight zero-point terms.
+
+    A symmetric range nudged half a step off centre gives ``q - zw`` in [-127, 128]: negated, it fits.
+    Channels where neither fits keep their ``q`` and ``zw``. The products are unchanged exactly.
+    """
+    q, zw = q.astype(np.int64), zw.astype(np.int64).copy()
+    channels = q.shape[0]
+    centred = q - zw.reshape(-1, *([1] * (q.ndim - 1)))
+    flat = centred.reshape(channels, -1)
+    sign = np.ones(channels)
+    for c in range(channels):
+        if flat[c].max() <= 127 and flat[c].min() >= -128:
+            q[c], zw[c] = centred[c], 0
+        elif flat[c].min() >= -127 and flat[c].max() <= 128:
+            q[c], zw[c], sign[c] = -centred[c], 0, -1.0
+    return q, zw, sign
+
+
 def _const(values: np.ndarray, dtype, name: str) -> Parameter:
     return Parameter(Tensor(np.ascontiguousarray(values, dtype=dtype)), name=name, requires_grad=False)
 
@@ -169,8 +189,8 @@ class Int8Layer(Cell):
             self.group = int(getattr(layer, "group", 1))
         wq = _weight_qparams(layer, weight)
         shift = 128 if wq.qmin >= 0 else 0  # int8 storage of an unsigned grid
-        q = wq.quantize(weight, axis=0) - shift
-        zw = wq.zero_point - shift
+        q, zw, sign = _fold_weight_zero_points(wq.quantize(weight, axis=0) - shift, wq.zero_point - shift)
+        wq = QParams(wq.scale * sign, wq.zero_point, wq.qmin, wq.qmax)
         self.weight = _const(q, np.int8, "weight")
         self.w_zero_point = _const(zw, np.int32, "w_zero_point") if np.any(zw) else None
         self.w_scale = _const(wq.scale, np.float32, "w_scale")
