@@ -8,8 +8,9 @@ convolutions and dense layers multiply 8-bit integers with int32 accumulation
 - weights are quantized once with the ranges their ``fake_quant_weight`` learned (after folding
   BatchNorm into them where the layer does), to int8 (the unsigned grid shifted by 128);
 - a layer's input is quantized with the range of the fake-quant cell that produced it (to uint8 with
-  its zero point); the first layer, whose input no fake quant produced, quantizes it per call with a
-  symmetric int8 scale ``max|x| / 127`` (dynamic quantization);
+  its zero point; a signed range is shifted by 128 onto uint8, which VNNI multiplies); the first
+  layer, whose input no fake quant produced, quantizes it per call with a symmetric int8 scale
+  ``max|x| / 127`` (dynamic quantization);
 - an ``ActQuant`` applied right after a layer (ReLU, ReLU6 or no activation) is fused into it: the
   int32 accumulators plus the int32 bias are requantized straight to that ActQuant's uint8 grid
   (``aotnn.ops.int8_requantize``, float32 multiplier, round half to even), the activation being a
@@ -70,6 +71,14 @@ class QParams:
         steps = values.astype(np.float64) / float(self.scale[0]) + float(self.zero_point[0])
         return bool(np.all(np.abs(steps - np.round(steps)) < 1e-2)
                     and steps.min() > self.qmin - 0.5 and steps.max() < self.qmax + 0.5)
+
+
+def unsigned_grid(params: QParams) -> QParams:
+    """The same real values on a uint8 grid: a signed 8-bit range shifted by 128 (``q + 128``, zero point
+    ``+ 128``), exact; VNNI's ``vpdpbusd`` multiplies unsigned activations."""
+    if params.qmin >= 0 or params.qmin < -128 or params.qmax > 127:
+        return params
+    return QParams(params.scale, params.zero_point + 128, params.qmin + 128, params.qmax + 128)
 
 
 def fake_quant_qparams(fake_quant: Cell) -> QParams:
@@ -365,7 +374,7 @@ def convert_to_int8(network: Cell, *inputs: Any) -> Cell:
         if i > 0 and _type(by_name[events[i - 1][0]]) in _PRODUCERS:
             candidate = _producer_qparams(by_name[events[i - 1][0]])
             if candidate is not None and candidate.scale.size == 1 and (x is None or candidate.on_grid(x)):
-                in_q = candidate
+                in_q = unsigned_grid(candidate)
                 producer = fused_acts.get(events[i - 1][0])
                 if producer is not None and calls[events[i - 1][0]] == 1:
                     links.append((producer, name))
@@ -378,7 +387,7 @@ def convert_to_int8(network: Cell, *inputs: Any) -> Cell:
             if act is None and same_input and nxt_q is not None and nxt_q.scale.size == 1 \
                     and _type(getattr(nxt, "act", None)) in _FUSABLE_ACTS \
                     and not getattr(nxt, "fake_before", False) and calls[nxt_name] == 1:
-                out_q, act = nxt_q, getattr(nxt, "act", None)
+                out_q, act = unsigned_grid(nxt_q), getattr(nxt, "act", None)
                 fused_acts[nxt_name] = name
         converted[name] = Int8Layer(layer, in_q, out_q, act)
         _replace(net, name, converted[name])
