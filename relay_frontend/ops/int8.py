@@ -116,6 +116,11 @@ def _check_operands(what: str, x, w, x_zero_point: int) -> None:
         raise CaptureError(f"x_zero_point: expected a value in [{low}, {high}] for {dtype_of(x)}, got {x_zero_point}")
 
 
+def _bound(expr: relax.Expr) -> relax.Expr:
+    """``expr`` as a variable: emitted unless it already is one."""
+    return expr if isinstance(expr, relax.Var) else emit(expr)
+
+
 def _weight_sums(w, axes: list[int]) -> relax.Expr:
     return emit(_op.sum(cast(w, "int32"), axis=axes))
 
@@ -140,12 +145,14 @@ def int8_conv2d(x, weight, x_zero_point: int = 0, w_zero_point=None, stride=1, p
         # padding holds the zero point (real zero), so the zero-point terms below stay exact at borders
         widths = (0, 0, 0, 0) + tuple(p for pair in pads for p in pair)
         x = emit(_op.nn.pad(x, widths, pad_value=float(x_zero_point)))
-    acc = emit(_op.nn.conv2d(x, weight, strides=stride, dilation=dilation, groups=int(groups), out_dtype="int32"))
+    # the result stays an unbound expression: returning a bound variable would leave an alias binding,
+    # which stops FuseOps from fusing the requantization epilogue into the convolution
+    acc = _op.nn.conv2d(x, weight, strides=stride, dilation=dilation, groups=int(groups), out_dtype="int32")
     out_channels = w_shape[0]
     if x_zero_point and not weight_sums_folded:
         wsum = _weight_sums(weight, [1, 2, 3])
-        acc = emit(_op.subtract(acc, emit(_op.reshape(
-            _op.multiply(wsum, relax.const(int(x_zero_point), "int32")), (1, out_channels, 1, 1)))))
+        acc = _op.subtract(_bound(acc), emit(_op.reshape(
+            _op.multiply(wsum, relax.const(int(x_zero_point), "int32")), (1, out_channels, 1, 1))))
     if w_zero_point is not None:
         _check_qparam("w_zero_point", w_zero_point, out_channels, "int32")
         zw = _per_axis(w_zero_point, 1, 4)
@@ -155,9 +162,9 @@ def int8_conv2d(x, weight, x_zero_point: int = 0, w_zero_point=None, stride=1, p
         if groups > 1:
             box = emit(_op.repeat(box, out_channels // groups, axis=1))
         taps = w_shape[1] * w_shape[2] * w_shape[3]
-        acc = emit(_op.subtract(acc, emit(_op.multiply(box, zw))))
+        acc = _op.subtract(_bound(acc), emit(_op.multiply(box, zw)))
         if x_zero_point and not weight_sums_folded:
-            acc = emit(_op.add(acc, emit(_op.multiply(zw, relax.const(taps * int(x_zero_point), "int32")))))
+            acc = _op.add(_bound(acc), emit(_op.multiply(zw, relax.const(taps * int(x_zero_point), "int32"))))
     return acc
 
 
@@ -171,16 +178,16 @@ def int8_dense(x, weight, x_zero_point: int = 0, w_zero_point=None, weight_sums_
     x_shape, w_shape = static_shape(x), static_shape(weight)
     if len(x_shape) != 2 or len(w_shape) != 2 or x_shape[1] != w_shape[1]:
         raise CaptureError(f"int8_dense: expected (N, K) and (O, K), got {x_shape} and {w_shape}")
-    acc = emit(_op.matmul(x, emit(_op.permute_dims(weight, [1, 0])), out_dtype="int32"))
+    acc = _op.matmul(x, emit(_op.permute_dims(weight, [1, 0])), out_dtype="int32")  # unbound: see int8_conv2d
     if x_zero_point and not weight_sums_folded:
         wsum = _weight_sums(weight, [1])
-        acc = emit(_op.subtract(acc, emit(_op.reshape(
-            _op.multiply(wsum, relax.const(int(x_zero_point), "int32")), (1, w_shape[0])))))
+        acc = _op.subtract(_bound(acc), emit(_op.reshape(
+            _op.multiply(wsum, relax.const(int(x_zero_point), "int32")), (1, w_shape[0]))))
     if w_zero_point is not None:
         _check_qparam("w_zero_point", w_zero_point, w_shape[0], "int32")
         zw = _per_axis(w_zero_point, 1, 2)
         rows = emit(_op.sum(cast(x, "int32"), axis=[1], keepdims=True))
-        acc = emit(_op.subtract(acc, emit(_op.multiply(rows, zw))))
+        acc = _op.subtract(_bound(acc), emit(_op.multiply(rows, zw)))
         if x_zero_point and not weight_sums_folded:
-            acc = emit(_op.add(acc, emit(_op.multiply(zw, relax.const(w_shape[1] * int(x_zero_point), "int32")))))
+            acc = _op.add(_bound(acc), emit(_op.multiply(zw, relax.const(w_shape[1] * int(x_zero_point), "int32"))))
     return acc

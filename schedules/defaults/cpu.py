@@ -16,11 +16,13 @@ class CpuInfo:
         vector_bits: width of one SIMD register.
         vector_registers: how many SIMD registers the ISA has.
         cores: threads that ``parallel`` loops are spread over.
+        vnni: the CPU has AVX-512 VNNI (``vpdpbusd``: uint8 x int8 dot products of 4 into int32).
     """
 
     vector_bits: int = 128
     vector_registers: int = 16
     cores: int = 1
+    vnni: bool = False
 
     def lanes(self, dtype: str = "float32") -> int:
         """Elements of ``dtype`` in one SIMD register."""
@@ -41,7 +43,7 @@ def cpu_info(target: tvm.target.Target) -> CpuInfo | None:
     cores = int(target.attrs.get("num-cores", 0) or 0) or 1
     triple = str(target.attrs.get("mtriple", "") or "")
     if _has("avx512f", target):
-        return CpuInfo(512, 32, cores)
+        return CpuInfo(512, 32, cores, vnni=_has("avx512vnni", target))
     if _has("avx2", target) or _has("avx", target):
         return CpuInfo(256, 16, cores)
     if triple.startswith(("aarch64", "arm64")) or _has("neon", target):

@@ -37,6 +37,9 @@ def matches(sch: Schedule) -> bool:
 def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     block = _int8_reduction(sch)
     common.inline_producers(sch, block)
+    # a fused requantization epilogue: one element-wise block after the product, vectorized on its own
+    common.inline_consumers(sch, block)
+    epilogue = [b for b in sch.get_consumers(block) if not common.is_reduction(sch, b)]
     stmt = sch.get(block)
     kinds = [int(iv.iter_type) for iv in stmt.iter_vars]
     loops = sch.get_loops(block)
@@ -62,3 +65,5 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     if spatial and cpu.cores > 1 and common.block_work(sch, block) >= common.PARALLEL_MIN_MACS:
         task = sch.fuse(*spatial[:2]) if len(spatial) > 1 else spatial[0]
         common.parallel_if_worth(sch, task, common.block_work(sch, block), cpu)
+    for consumer in epilogue:
+        common.schedule_injective_block(sch, consumer, cpu)

@@ -63,6 +63,20 @@ def _calibrated(config, input_quant: bool, bn: str | None = None, seed: int = 0)
     return net
 
 
+def _call_in_float(layer: Int8Layer, h: Tensor) -> np.ndarray:
+    """The layer's output on float input ``h``, quantizing/dequantizing (numpy formulas) at integer ends."""
+    if layer.integer_input:
+        p = layer.in_qparams
+        values = np.clip(np.round(h.asnumpy() / np.float32(p.scale[0])) + p.zero_point[0], p.qmin, p.qmax)
+        h = Tensor(values.astype(p.dtype))
+    out = layer(h).asnumpy()
+    if layer.integer_output:
+        p = layer.out_qparams
+        assert out.dtype == np.dtype(p.dtype)
+        out = ((out.astype(np.int32) - p.zero_point[0]) * np.float32(p.scale[0])).astype(np.float32)
+    return out
+
+
 def _check_close(net, converted, x, rel: float = 0.03, layer_share: float = 0.95):
     """Each converted layer, fed the QAT network's own input, equals the QAT layer's output on ``layer_share``
     of it and is within one quantization step elsewhere (two at a handful of rounding ties that chain);
@@ -75,7 +89,7 @@ def _check_close(net, converted, x, rel: float = 0.03, layer_share: float = 0.95
         ref = getattr(net, layer)(h)
         if act is not None:
             ref = getattr(net, act)(ref)
-        out = getattr(converted, layer)(h).asnumpy()
+        out = _call_in_float(getattr(converted, layer), h)
         if act is not None and getattr(converted, layer).in_qparams is not None:
             step = fake_quant_qparams(getattr(net, act).fake_quant_act).scale[0]
             diff = np.abs(out - ref.asnumpy())
@@ -115,6 +129,9 @@ def test_static_input_matches_fake_quant_network(per_channel, symmetric, symmetr
         converted = convert_to_int8(net, Tensor(X))
     layers = [c for _, c in converted.cells_and_names() if isinstance(c, Int8Layer)]
     assert len(layers) == 4 and all(layer.fused for layer in layers[:3]) and not layers[3].fused
+    # 8-bit integers travel conv1 -> conv2 (through nothing), conv2 -> fc1 (max-pool, flatten), fc1 -> fc2
+    assert [layer.integer_output for layer in layers] == [True, True, True, False]
+    assert [layer.integer_input for layer in layers] == [False, True, True, True]
     zw = layers[0].w_zero_point
     if symmetric:  # zero point 0, or -1 where float32 puts the nudged zero at -0.5000001, as the fake quant does
         assert zw is None or set(np.unique(zw.asnumpy())) <= {-1, 0}
@@ -238,3 +255,39 @@ def test_quantization_aware_training_converter_then_int8():
         QuantizationAwareTraining().quantize(3)
     with pytest.raises(ValueError, match="optimize_option"):
         QuantizationAwareTraining(optimize_option="LEARNED_SCALE")
+
+
+class ResidualQuant(nn.Cell):
+    """conv1 -> ActQuant feeds both conv2 and a float addition after conv2's ActQuant."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.input_quant = nn.FakeQuantWithMinMaxObserver(ema=False)
+        self.conv1 = nn.Conv2dQuant(3, 6, 3, pad_mode="same", has_bias=True, quant_config=config)
+        self.act1 = nn.ActQuant(nn.ReLU(), quant_config=config)
+        self.conv2 = nn.Conv2dQuant(6, 6, 3, pad_mode="same", has_bias=True, quant_config=config)
+        self.act2 = nn.ActQuant(nn.ReLU(), quant_config=config)
+        self.flatten = nn.Flatten()
+        self.fc = nn.DenseQuant(6 * 12 * 12, 4, quant_config=config)
+
+    def construct(self, x):
+        x1 = self.act1(self.conv1(self.input_quant(x)))
+        x2 = self.act2(self.conv2(x1))
+        return self.fc(self.flatten(x1 + x2))
+
+
+def test_tensor_with_a_float_consumer_stays_float():
+    aotnn.set_seed(7)
+    net = ResidualQuant(create_quant_config(**SYMMETRIC))
+    rng = np.random.default_rng(7)
+    for param in net.trainable_params():
+        if param.name.endswith("weight"):
+            param.set_data(Tensor(rng.normal(0, 0.3, param.shape).astype(np.float32)))
+    net.set_train(True)
+    net(Tensor(X))
+    net.set_train(False)
+    converted = convert_to_int8(net, Tensor(X))
+    assert not converted.conv1.integer_output and not converted.conv2.integer_input
+    out, ref = converted(Tensor(X)).asnumpy(), net(Tensor(X)).asnumpy()
+    assert out.dtype == np.float32
+    assert np.linalg.norm(out - ref) <= 0.05 * np.linalg.norm(ref)

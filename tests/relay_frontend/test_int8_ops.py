@@ -156,3 +156,22 @@ def test_int8_products_get_the_int8_default_schedule():
     g = te.placeholder((120, 400), "float32", name="g")
     float_dense = te.create_prim_func([f, g, topi.nn.dense(f, g)])
     assert schedule_with_rule(float_dense, cpu_info(target), target)[1] != "int8"
+
+
+@pytest.mark.parametrize("mcpu", ["haswell", "skylake-avx512"])
+def test_conv2d_with_fused_requantize_matches_integer_reference(mcpu, monkeypatch):
+    """The product and its requantization epilogue in one kernel (the int8 schedule's fused path)."""
+    with open("/proc/cpuinfo", encoding="utf-8") as stream:
+        if mcpu == "skylake-avx512" and not any(l.startswith("flags") and "avx512f" in l.split() for l in stream):
+            pytest.skip("the host has no AVX-512")
+    monkeypatch.setenv("AOTNN_MCPU", mcpu)
+    x = RNG.integers(0, 256, (1, 6, 14, 14)).astype(np.uint8)
+    w = RNG.integers(-128, 128, (16, 6, 5, 5)).astype(np.int8)
+    bias = RNG.integers(-20000, 20000, 16).astype(np.int32)
+    mult = RNG.uniform(2e-5, 2e-4, 16).astype(np.float32)
+    y = ops.int8_requantize(ops.int8_conv2d(Tensor(x), Tensor(w), 0, None, 1, "valid", 0, 1, 1, True),
+                            Tensor(bias), Tensor(mult), 128, 128, 255, "uint8").asnumpy()
+    acc = _conv_ref(x, w, 0, None, 1, ((0, 0), (0, 0)), 1) + bias.reshape(1, -1, 1, 1)
+    total = acc.astype(np.float32) * mult.reshape(1, -1, 1, 1)
+    ref = np.clip(np.round(total) + 128, 128, 255).astype(np.uint8)
+    np.testing.assert_array_equal(y, ref)

@@ -8,14 +8,19 @@ convolutions and dense layers multiply 8-bit integers with int32 accumulation
 - weights are quantized once with the ranges their ``fake_quant_weight`` learned (after folding
   BatchNorm into them where the layer does), to int8 (the unsigned grid shifted by 128);
 - a layer's input is quantized with the range of the fake-quant cell that produced it (to uint8 with
-  its zero point); the first layer, whose input no fake quant produced, quantizes it per call with a
-  symmetric int8 scale ``max|x| / 127`` (dynamic quantization);
+  its zero point; a signed range is shifted by 128 onto uint8, which VNNI multiplies); the first
+  layer, whose input no fake quant produced, quantizes it per call with a symmetric int8 scale
+  ``max|x| / 127`` (dynamic quantization);
 - an ``ActQuant`` applied right after a layer (ReLU, ReLU6 or no activation) is fused into it: the
   int32 accumulators plus the int32 bias are requantized straight to that ActQuant's uint8 grid
   (``aotnn.ops.int8_requantize``, float32 multiplier, round half to even), the activation being a
   clamp of the integer range;
-- between layers values travel as float32 on the fake-quant grid, so that the network's own
-  ``construct`` (pooling, flatten, additions) runs unchanged; other quant cells
+- between two such layers values travel as 8-bit integers: a layer whose requantized output feeds
+  the next layer's input quantization on the same grid hands over its uint8/int8 tensor (no
+  dequantize/quantize pair), so that the network's own ``construct`` runs max-pooling and flattening
+  on integers. A link is kept only when the network, called on the example inputs, gives the same
+  output with it as without it (an addition or any other float consumer of that tensor would not);
+  without example inputs values travel as float32 on the fake-quant grid. Other quant cells
   (``TensorAddQuant``, ``MulQuant``, unfused ``ActQuant``) keep their fake-quant float form.
 
 Which fake quant produced which input is found by running the network once on example inputs with
@@ -66,6 +71,14 @@ class QParams:
         steps = values.astype(np.float64) / float(self.scale[0]) + float(self.zero_point[0])
         return bool(np.all(np.abs(steps - np.round(steps)) < 1e-2)
                     and steps.min() > self.qmin - 0.5 and steps.max() < self.qmax + 0.5)
+
+
+def unsigned_grid(params: QParams) -> QParams:
+    """The same real values on a uint8 grid: a signed 8-bit range shifted by 128 (``q + 128``, zero point
+    ``+ 128``), exact; VNNI's ``vpdpbusd`` multiplies unsigned activations."""
+    if params.qmin >= 0 or params.qmin < -128 or params.qmax > 127:
+        return params
+    return QParams(params.scale, params.zero_point + 128, params.qmin + 128, params.qmax + 128)
 
 
 def fake_quant_qparams(fake_quant: Cell) -> QParams:
@@ -141,6 +154,26 @@ def _pair_of(value) -> tuple[int, int]:
     return int(values[0]), int(values[1])
 
 
+def _fold_weight_zero_points(q: np.ndarray, zw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(weights, zero points, signs): ``q - zw`` stored where it fits int8, negated where only its negation
+    does (the sign goes into the channel's scale), so the kernel skips the weight zero-point terms.
+
+    A symmetric range nudged half a step off centre gives ``q - zw`` in [-127, 128]: negated, it fits.
+    Channels where neither fits keep their ``q`` and ``zw``. The products are unchanged exactly.
+    """
+    q, zw = q.astype(np.int64), zw.astype(np.int64).copy()
+    channels = q.shape[0]
+    centred = q - zw.reshape(-1, *([1] * (q.ndim - 1)))
+    flat = centred.reshape(channels, -1)
+    sign = np.ones(channels)
+    for c in range(channels):
+        if flat[c].max() <= 127 and flat[c].min() >= -128:
+            q[c], zw[c] = centred[c], 0
+        elif flat[c].min() >= -127 and flat[c].max() <= 128:
+            q[c], zw[c], sign[c] = -centred[c], 0, -1.0
+    return q, zw, sign
+
+
 def _const(values: np.ndarray, dtype, name: str) -> Parameter:
     return Parameter(Tensor(np.ascontiguousarray(values, dtype=dtype)), name=name, requires_grad=False)
 
@@ -148,8 +181,10 @@ def _const(values: np.ndarray, dtype, name: str) -> Parameter:
 class Int8Layer(Cell):
     """A convolution or dense layer run with int8 x int8 -> int32 kernels (made by :func:`convert_to_int8`).
 
-    Input: float32 (values on ``in_qparams``' grid when given). Output: float32, on ``out_qparams``'
-    grid when an activation fake quant was fused, else the dequantized accumulators plus bias.
+    Input: float32 (values on ``in_qparams``' grid when given), or with ``integer_input`` the 8-bit
+    integers of that grid. Output: float32, on ``out_qparams``' grid when an activation fake quant was
+    fused, else the dequantized accumulators plus bias; with ``integer_output`` (fused layers only) the
+    8-bit integers of ``out_qparams``' grid.
     """
 
     def __init__(self, layer: Cell, in_qparams: QParams | None, out_qparams: QParams | None, act: Any):
@@ -163,8 +198,8 @@ class Int8Layer(Cell):
             self.group = int(getattr(layer, "group", 1))
         wq = _weight_qparams(layer, weight)
         shift = 128 if wq.qmin >= 0 else 0  # int8 storage of an unsigned grid
-        q = wq.quantize(weight, axis=0) - shift
-        zw = wq.zero_point - shift
+        q, zw, sign = _fold_weight_zero_points(wq.quantize(weight, axis=0) - shift, wq.zero_point - shift)
+        wq = QParams(wq.scale * sign, wq.zero_point, wq.qmin, wq.qmax)
         self.weight = _const(q, np.int8, "weight")
         self.w_zero_point = _const(zw, np.int32, "w_zero_point") if np.any(zw) else None
         self.w_scale = _const(wq.scale, np.float32, "w_scale")
@@ -191,6 +226,8 @@ class Int8Layer(Cell):
             self.y_scale = _const(out_qparams.scale[:1], np.float32, "y_scale")
             self.y_zero_point = int(out_qparams.zero_point[0])
         self.channels = channels
+        self.integer_input = False
+        self.integer_output = False
 
     def _accumulate(self, xq):
         folded = self.in_qparams is not None
@@ -202,11 +239,16 @@ class Int8Layer(Cell):
     def construct(self, x):
         if self.in_qparams is not None:
             p = self.in_qparams
-            xq = ops.int8_quantize(x, self.x_scale, self.x_zero_point, p.qmin, p.qmax, p.dtype, 1)
+            if self.integer_input:
+                xq = x
+            else:
+                xq = ops.int8_quantize(x, self.x_scale, self.x_zero_point, p.qmin, p.qmax, p.dtype, 1)
             acc = self._accumulate(xq)
             if self.fused:
                 yq = ops.int8_requantize(acc, self.bias, self.multiplier, self.y_zero_point, self.out_low,
                                          self.out_high, self.out_qparams.dtype, 1)
+                if self.integer_output:
+                    return yq
                 return ops.int8_dequantize(yq, self.y_scale, self.y_zero_point, 1)
             if self.bias is not None:
                 acc = acc + self._per_channel(self.bias, acc)
@@ -236,7 +278,8 @@ class Int8Layer(Cell):
     def extend_repr(self) -> str:
         kind = "conv2d" if self.is_conv else "dense"
         source = "dynamic" if self.in_qparams is None else f"zero_point={self.x_zero_point}"
-        return f"{kind}, out_channels={self.channels}, input={source}, fused_activation={self.fused}"
+        return (f"{kind}, out_channels={self.channels}, input={source}, fused_activation={self.fused}, "
+                f"integer_input={self.integer_input}, integer_output={self.integer_output}")
 
 
 class _Passthrough(Cell):
@@ -320,7 +363,9 @@ def convert_to_int8(network: Cell, *inputs: Any) -> Cell:
         events = [(name, None, None) for name, _ in cells]
     by_name = dict(cells)
     calls = {name: sum(1 for event in events if event[0] == name) for name in by_name}
-    fused_acts: set[str] = set()
+    fused_acts: dict[str, str] = {}  # fused ActQuant name -> the layer that produces its output
+    converted: dict[str, Int8Layer] = {}
+    links: list[tuple[str, str]] = []  # (producing layer, consuming layer) on one integer grid
     for i, (name, x, y) in enumerate(events):
         layer = by_name[name]
         if _type(layer) not in _LAYERS:
@@ -329,7 +374,10 @@ def convert_to_int8(network: Cell, *inputs: Any) -> Cell:
         if i > 0 and _type(by_name[events[i - 1][0]]) in _PRODUCERS:
             candidate = _producer_qparams(by_name[events[i - 1][0]])
             if candidate is not None and candidate.scale.size == 1 and (x is None or candidate.on_grid(x)):
-                in_q = candidate
+                in_q = unsigned_grid(candidate)
+                producer = fused_acts.get(events[i - 1][0])
+                if producer is not None and calls[events[i - 1][0]] == 1:
+                    links.append((producer, name))
         out_q, act = None, getattr(layer, "activation", None) if getattr(layer, "activation_flag", False) else None
         if i + 1 < len(events) and _type(by_name[events[i + 1][0]]) == "ActQuant":
             nxt_name, nxt_x, _ = events[i + 1]
@@ -339,13 +387,60 @@ def convert_to_int8(network: Cell, *inputs: Any) -> Cell:
             if act is None and same_input and nxt_q is not None and nxt_q.scale.size == 1 \
                     and _type(getattr(nxt, "act", None)) in _FUSABLE_ACTS \
                     and not getattr(nxt, "fake_before", False) and calls[nxt_name] == 1:
-                out_q, act = nxt_q, getattr(nxt, "act", None)
-                fused_acts.add(nxt_name)
-        _replace(net, name, Int8Layer(layer, in_q, out_q, act))
+                out_q, act = unsigned_grid(nxt_q), getattr(nxt, "act", None)
+                fused_acts[nxt_name] = name
+        converted[name] = Int8Layer(layer, in_q, out_q, act)
+        _replace(net, name, converted[name])
     for name in fused_acts:
         _replace(net, name, _Passthrough())
     net.set_train(False)
+    if inputs and links:
+        _link_integer_layers(net, [(converted[a], converted[b]) for a, b in links if calls[b] == 1], inputs)
     return net
+
+
+def _set_links(net: Cell, links: list[tuple[Int8Layer, Int8Layer]], on: bool) -> None:
+    for producer, consumer in links:
+        producer.integer_output = consumer.integer_input = on
+    for _, cell in net.cells_and_names():
+        cell._jit_cache.clear()
+
+
+def _same_output(net: Cell, inputs: tuple, reference: list[np.ndarray]) -> bool:
+    try:
+        outputs = _as_arrays(net(*inputs))
+    except Exception:  # noqa: BLE001 - a consumer that cannot take integers (e.g. a float addition)
+        return False
+    return len(outputs) == len(reference) and all(
+        out.dtype == ref.dtype and out.shape == ref.shape and np.array_equal(out, ref)
+        for out, ref in zip(outputs, reference))
+
+
+def _as_arrays(output: Any) -> list[np.ndarray]:
+    items = output if isinstance(output, (tuple, list)) else (output,)
+    return [item.asnumpy() if isinstance(item, Tensor) else np.asarray(item) for item in items]
+
+
+def _link_integer_layers(net: Cell, links: list[tuple[Int8Layer, Int8Layer]], inputs: tuple) -> None:
+    """Hand 8-bit integers from producer to consumer on each link that leaves the output unchanged.
+
+    All links are tried at once; if the network's output on ``inputs`` then differs (or it fails to
+    compile), each link is tried alone and the ones that pass are kept.
+    """
+    tensors = tuple(a if isinstance(a, Tensor) else Tensor(np.asarray(a)) for a in inputs)
+    reference = _as_arrays(net(*tensors))
+    _set_links(net, links, True)
+    if _same_output(net, tensors, reference):
+        return
+    _set_links(net, links, False)
+    kept = []
+    for link in links:
+        _set_links(net, kept + [link], True)
+        if _same_output(net, tensors, reference):
+            kept.append(link)
+        else:
+            _set_links(net, [link], False)
+    _set_links(net, kept, True)
 
 
 def export_int8(network: Cell, *inputs: Any, file_name: str, target: Any = "llvm", **kwargs: Any) -> str:
