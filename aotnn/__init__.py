@@ -10,7 +10,8 @@ from .common.dtype import (bool_, double, float16, float32, float64, half, int8,
 from .common.initializer import initializer
 from .common.parameter import Parameter, ParameterTuple
 from .common.seed import get_seed, set_seed
-from .common.sparse_tensor import COOTensor, CSRTensor, RowTensor
+from .common.row_tensor import RowTensor
+from .common.sparse_tensor import COOTensor, CSRTensor
 from .common.tensor import Tensor, tensor
 from .context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
 from .context import (ParallelMode, get_auto_parallel_context, reset_auto_parallel_context,  # noqa: E402
@@ -24,6 +25,7 @@ from .train.model import Model  # noqa: E402
 from .train.loss_scale_manager import (DynamicLossScaleManager, FixedLossScaleManager,  # noqa: E402
                                       LossScaleManager)
 from . import amp  # noqa: E402
+from . import numpy  # noqa: E402  (MindSpore's mindspore.numpy)
 from .ops.grad_ops import grad, value_and_grad  # noqa: E402
 from .train.serialization import load_checkpoint, load_param_into_net, save_checkpoint  # noqa: E402
 from .train import (Callback, CheckpointConfig, LossMonitor, ModelCheckpoint, RunContext,  # noqa: E402
@@ -33,9 +35,9 @@ from . import dataset  # noqa: E402
 mstype = dtype
 __version__ = "0.1.0"
 
-__all__ = ["Tensor", "tensor", "COOTensor", "CSRTensor", "Parameter", "ParameterTuple", "nn", "ops", "layers", "models", "dtype",
+__all__ = ["Tensor", "tensor", "COOTensor", "CSRTensor", "RowTensor", "numpy", "Parameter", "ParameterTuple", "nn", "ops", "layers", "models", "dtype",
            "mstype", "initializer", "set_seed", "get_seed", "set_context", "get_context", "context",
            "GRAPH_MODE", "PYNATIVE_MODE", "ParallelMode", "set_auto_parallel_context", "get_auto_parallel_context",
-           "reset_auto_parallel_context", "export", "load", "load_onnx", "Model", "amp", "LossScaleManager", "FixedLossScaleManager", "DynamicLossScaleManager", "grad", "value_and_grad", "save_checkpoint", "load_checkpoint", "load_param_into_net", "Callback", "CheckpointConfig", "LossMonitor", "ModelCheckpoint", "RunContext", "SummaryRecord", "TimeMonitor", "dataset", "RowTensor",
+           "reset_auto_parallel_context", "export", "load", "load_onnx", "Model", "amp", "LossScaleManager", "FixedLossScaleManager", "DynamicLossScaleManager", "grad", "value_and_grad", "save_checkpoint", "load_checkpoint", "load_param_into_net", "Callback", "CheckpointConfig", "LossMonitor", "ModelCheckpoint", "RunContext", "SummaryRecord", "TimeMonitor", "dataset",
            "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
            "uint64", "bool_", "half", "single", "double"]

@@ -9,6 +9,7 @@ import pkgutil as _pkgutil
 
 from . import functional, primitives
 from . import primitives as operations
+from . import functional as function  # MindSpore 2.x's ops.function namespace
 from .functional import *  # noqa: F401,F403
 from .primitives import *  # noqa: F401,F403
 from .primitives import Primitive, PrimitiveWithInfer

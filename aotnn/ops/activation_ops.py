@@ -10,7 +10,7 @@ from ..common.tensor import Tensor
 from ._dispatch import apply
 from .functional import select, softmax
 
-__all__ = ['gelu', 'fast_gelu', 'elu', 'celu', 'leaky_relu', 'prelu', 'hardswish', 'hardsigmoid',
+__all__ = ['selu', 'glu', 'gelu', 'fast_gelu', 'elu', 'celu', 'leaky_relu', 'prelu', 'hardswish', 'hardsigmoid',
            'hardshrink', 'softshrink', 'logsigmoid', 'softplus', 'silu', 'mish', 'softsign', 'hardtanh',
            'threshold', 'softmin']
 
@@ -188,3 +188,38 @@ def softmin(x, axis: int = -1):
     """``softmax(-x)`` along ``axis``."""
     check_float_input(x, "softmin")
     return softmax(-x, axis)
+
+
+_SELU_ALPHA = 1.67326324235437728481
+_SELU_SCALE = 1.05070098735548049342
+
+
+def selu(input_x):
+    """Scaled ELU: ``scale * (x if x > 0 else alpha * (exp(x) - 1))`` with alpha = 1.6732632423543772848
+    and scale = 1.0507009873554804934.
+
+    Raises:
+        TypeError: input_x not a float16/float32 Tensor.
+    """
+    check_float_input(input_x, "selu", "input_x")
+    return apply("mul", apply("elu", input_x, _SELU_ALPHA), _SELU_SCALE)
+
+
+def glu(x, axis: int = -1):
+    """Gated linear unit: split ``x`` in halves a, b along ``axis``, return ``a * sigmoid(b)``.
+
+    Raises:
+        TypeError: x not a float16/float32 Tensor, axis not an int.
+        ValueError: the axis length is odd.
+    """
+    from .array_ops import split
+
+    check_float_input(x, "glu", "x")
+    if isinstance(axis, bool) or not isinstance(axis, int):
+        raise TypeError(f"glu: axis must be an int, got {type(axis).__name__}")
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"glu: axis must be in [{-x.ndim}, {x.ndim}), got {axis}")
+    if x.shape[axis] % 2:
+        raise ValueError(f"glu: the length of axis {axis} must be even, got shape {x.shape}")
+    a, b = split(x, x.shape[axis] // 2, axis)
+    return apply("mul", a, apply("sigmoid", b))

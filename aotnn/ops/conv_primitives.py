@@ -1,10 +1,13 @@
-"""Convolution primitives: ``ops.Conv2D``."""
+"""Convolution primitives: ``ops.Conv2D`` and ``ops.Conv2DTranspose`` (``Conv2DBackpropInput``)."""
 from __future__ import annotations
 
 from . import functional as F
+from .conv_ops import conv2d_transpose
 from .primitives import Primitive
 
-__all__ = ['Conv2D']
+__all__ = ['Conv2D', 'Conv2DTranspose', 'Conv2DBackpropInput']
+
+import math
 
 
 def _hw(value, name: str) -> tuple[int, int]:
@@ -55,3 +58,66 @@ class Conv2D(Primitive):
                              f"kernel_size={self.kernel_size}")
         return F.conv2d(x, weight, None, self.stride, self.pad_mode, self.pad, self.dilation, self.group,
                         self.data_format)
+
+
+def _pads(pad) -> tuple[int, int, int, int]:
+    if isinstance(pad, int) and not isinstance(pad, bool):
+        return (pad,) * 4
+    if isinstance(pad, (tuple, list)) and len(pad) == 4 and all(isinstance(p, int) and p >= 0 for p in pad):
+        return tuple(pad)
+    raise ValueError(f"Conv2DTranspose: pad must be a non-negative int or (top, bottom, left, right), got {pad!r}")
+
+
+class Conv2DTranspose(Primitive):
+    """``ops.Conv2DTranspose(out_channel, kernel_size, pad_mode='valid', pad=0, ..., stride=1, dilation=1,
+    group=1)(dout, weight, input_size)``: the gradient of a 2-D convolution with respect to its input
+    (MindSpore's Conv2DBackpropInput), i.e. a transposed convolution whose output has shape ``input_size``.
+
+    ``weight`` is the forward convolution's (out_channel, C / group, kh, kw) kernel and ``dout`` its
+    (N, out_channel, h, w) output; ``input_size`` = (N, C, H, W).
+
+    Raises:
+        ValueError: a bad ``pad_mode``, ``pad`` or ``data_format``; at call time an ``input_size`` that no
+            output padding reaches.
+    """
+
+    def __init__(self, out_channel, kernel_size, pad_mode="valid", pad=0, pad_list=None, mode=1, stride=1,
+                 dilation=1, group=1, data_format="NCHW"):
+        super().__init__()
+        if str(pad_mode).lower() not in ("valid", "same", "pad"):
+            raise ValueError(f"Conv2DTranspose: pad_mode must be 'valid', 'same' or 'pad', got {pad_mode!r}")
+        if data_format != "NCHW":
+            raise ValueError(f"Conv2DTranspose: only data_format 'NCHW' is supported, got {data_format!r}")
+        self.out_channel, self.kernel_size = out_channel, _hw(kernel_size, "kernel_size")
+        self.pad_mode, self.stride, self.dilation = str(pad_mode).lower(), _hw(stride, "stride"), _hw(dilation, "dilation")
+        self.pad = _pads(pad_list if pad_list is not None else pad)
+        self.group = group
+
+    def _forward_pads(self, size: int, axis: int) -> tuple[int, int]:
+        if self.pad_mode == "pad":
+            return self.pad[2 * axis], self.pad[2 * axis + 1]
+        if self.pad_mode == "valid":
+            return 0, 0
+        k, s, d = self.kernel_size[axis], self.stride[axis], self.dilation[axis]
+        total = max((math.ceil(size / s) - 1) * s + d * (k - 1) + 1 - size, 0)
+        return total // 2, total - total // 2
+
+    def __call__(self, dout, weight, input_size):
+        size = tuple(int(v) for v in input_size)
+        if len(size) != 4:
+            raise ValueError(f"Conv2DTranspose: input_size must be (N, C, H, W), got {input_size!r}")
+        pads, extra = [], []
+        for axis in range(2):
+            before, after = self._forward_pads(size[2 + axis], axis)
+            k, s, d = self.kernel_size[axis], self.stride[axis], self.dilation[axis]
+            natural = (dout.shape[2 + axis] - 1) * s - before - after + d * (k - 1) + 1
+            if not 0 <= size[2 + axis] - natural < max(s, d):
+                raise ValueError(f"Conv2DTranspose: input_size {size} cannot come from dout shape {dout.shape} "
+                                 f"with these kernel, stride, dilation and pads")
+            pads += [before, after]
+            extra.append(size[2 + axis] - natural)
+        return conv2d_transpose(dout, weight, None, self.stride, "pad", tuple(pads), tuple(extra), self.dilation,
+                                self.group)
+
+
+Conv2DBackpropInput = Conv2DTranspose

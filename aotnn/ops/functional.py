@@ -200,9 +200,23 @@ reduce_mean, reduce_max, reduce_min, reduce_prod = mean, amax, amin, prod
 sum = reduce_sum  # noqa: A001
 
 
-def argmax(x, axis=None, keepdims=False):
-    """Index of the maximum; int64 as MindSpore's ``ops.argmax``."""
-    return apply("argmax", x, axis, keepdims, "int64")
+def argmax(input=None, dim=None, keepdim=False, *, x=None, axis=None, keepdims=None):  # noqa: A002
+    """Index of the maximum along ``dim`` (every element when None); int64, as MindSpore's ``ops.argmax``.
+
+    MindSpore 2.x names the arguments ``input``, ``dim``, ``keepdim``; the 1.x keywords ``x``, ``axis``,
+    ``keepdims`` are accepted too.
+
+    Raises:
+        TypeError: both spellings of one argument given.
+    """
+    for new_name, new_value, old_name, old_value in (("input", input, "x", x), ("dim", dim, "axis", axis)):
+        if new_value is not None and old_value is not None:
+            raise TypeError(f"argmax: got both {new_name!r} and {old_name!r}")
+    input = x if input is None else input  # noqa: A001
+    dim = axis if dim is None else dim
+    keepdim = keepdim if keepdims is None else keepdims
+    _check_tensor("input", input)
+    return apply("argmax", input, dim, keepdim, "int64")
 
 
 def argmin(x, axis=None, keepdims=False):
@@ -325,3 +339,11 @@ def uniform_random(shape, dtype=None) -> Tensor:
         return Tensor._from_expr(capture.random_input(_shape(shape), np_dtype.name))
     from ..common.seed import get_rng
     return Tensor._from_numpy(get_rng().random(_shape(shape)).astype(np_dtype))
+
+
+def __getattr__(name: str) -> Any:
+    """``ops.functional.X`` (MindSpore's ``F.X``) for the functional ops defined in the family modules."""
+    from .. import ops
+    if name.startswith("_") or not hasattr(ops, name):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(ops, name)

@@ -43,6 +43,7 @@ def power(a, b):
 for _name, _fn in {
     "neg": _op.negative, "abs": _op.abs, "floor": _op.floor, "ceil": _op.ceil, "round": _op.round,
     "sign": _op.sign, "square": _op.square, "logical_not": _op.logical_not, "relu": _op.nn.relu,
+    "trunc": _op.trunc, "isnan": _op.isnan, "isinf": _op.isinf, "isfinite": _op.isfinite,
 }.items():
     rule(_name)(_fn)
 
@@ -58,7 +59,7 @@ def _transcendental(fn):
 
 for _name, _fn in {
     "exp": _op.exp, "log": _op.log, "sqrt": _op.sqrt, "rsqrt": _op.rsqrt, "sin": _op.sin, "cos": _op.cos,
-    "tanh": _op.tanh, "sigmoid": _op.sigmoid, "erf": _op.erf,
+    "tanh": _op.tanh, "sigmoid": _op.sigmoid, "erf": _op.erf, "atan": _op.atan, "tan": _op.tan,
 }.items():
     rule(_name)(_transcendental(_fn))
 

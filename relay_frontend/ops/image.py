@@ -67,3 +67,31 @@ def resize_bilinear(x, size, align_corners: bool = False, half_pixel_centers: bo
     out = _resize_axis(out, 3, width, bool(align_corners), bool(half_pixel_centers))
     out = _resize_axis(out, 2, height, bool(align_corners), bool(half_pixel_centers))
     return out if dtype == "float32" else _op.astype(out, dtype)
+
+
+def _nearest_sources(in_size: int, out_size: int, align_corners: bool) -> np.ndarray:
+    """Input index read by each output position: floor(dst * in / out), or with align_corners
+    round(dst * (in - 1) / (out - 1)) (MindSpore's ResizeNearestNeighbor, PyTorch's 'nearest')."""
+    dst = np.arange(out_size, dtype=np.float64)
+    if align_corners:
+        scale = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+        src = np.floor(dst * scale + 0.5)
+    else:
+        src = np.floor(dst * (in_size / out_size))
+    return np.clip(src, 0, in_size - 1).astype("int64")
+
+
+@rule("resize_nearest")
+def resize_nearest(x, size, align_corners: bool = False):
+    """Nearest-neighbour resize of the trailing ``len(size)`` axes of ``x`` (N, C, *spatial) to ``size``."""
+    shape = static_shape(x)
+    size = [int(s) for s in size]
+    if len(shape) != len(size) + 2 or any(s <= 0 for s in size):
+        raise CaptureError(f"resize_nearest: expected an (N, C, *spatial) input with {len(size)} spatial axes "
+                           f"and positive sizes, got shape {shape} and size {tuple(size)}")
+    out = x
+    for axis, out_size in enumerate(size, start=2):
+        if shape[axis] != out_size:
+            source = relax.const(_nearest_sources(shape[axis], out_size, bool(align_corners)))
+            out = emit(_op.take(out, source, axis=axis, mode="clip"))
+    return out

@@ -118,3 +118,86 @@ def strided_slice(x, begin, end, strides):
             indices = relax.const(np.arange(start, stop, step, dtype="int64"))
             out = emit(_op.take(out, indices, axis=axis))
     return out
+
+
+def _flat_positions(shape, index, axis: int, what: str):
+    """The position in ``reshape(x, [-1])`` of every element ``index`` addresses along ``axis``:
+    ``index * stride(axis)`` plus a constant offset from the element's other coordinates."""
+    import numpy as np
+
+    from .common import emit
+
+    index_shape = static_shape(index)
+    if len(index_shape) != len(shape):
+        raise CaptureError(f"{what}: index must have the input's rank {len(shape)}, got shape {index_shape}")
+    if any(i > s for d, (i, s) in enumerate(zip(index_shape, shape)) if d != axis):
+        raise CaptureError(f"{what}: index shape {index_shape} exceeds the input shape {shape} outside axis {axis}")
+    strides = np.cumprod((1,) + tuple(shape[:0:-1]))[::-1].astype("int64")
+    grids = np.meshgrid(*[np.arange(n, dtype="int64") for n in index_shape], indexing="ij")
+    offset = sum(grid * strides[d] for d, grid in enumerate(grids) if d != axis)
+    offset = np.broadcast_to(np.asarray(offset, "int64"), index_shape)
+    return emit(_op.add(_op.multiply(_op.astype(index, "int64"), relax.const(int(strides[axis]), "int64")),
+                        relax.const(np.ascontiguousarray(offset), "int64")))
+
+
+@rule("gather_elements")
+def gather_elements(x, index, axis=0):
+    """``out[i][j][k] = x[i][index[i][j][k]][k]`` (for axis 1): one ``take`` from the flattened input, so the
+    op stays differentiable."""
+    from .common import emit
+
+    shape = static_shape(x)
+    flat = _flat_positions(shape, index, normalize_axis(axis, len(shape)), "gather_elements")
+    # 1-D positions: Relax's take gradient handles only 1-D indices
+    picked = emit(_op.take(_op.reshape(x, [-1]), _op.reshape(flat, [-1]), axis=0, mode="clip"))
+    return _op.reshape(picked, list(static_shape(index)))
+
+
+@rule("scatter_elements")
+def scatter_elements(x, index, updates, axis=0, reduction="none"):
+    """``x`` with ``x[i][index[i][j]] = updates[i][j]`` (axis 1; 'add' accumulates instead): one
+    ``scatter_nd`` into the flattened input. Indices are clipped into range."""
+    from .common import emit
+
+    shape = static_shape(x)
+    if static_shape(updates) != static_shape(index):
+        raise CaptureError(f"scatter_elements: updates shape {static_shape(updates)} differs from index shape "
+                           f"{static_shape(index)}")
+    mode = {"none": "update", "add": "add"}.get(str(reduction))
+    if mode is None:
+        raise CaptureError(f"scatter_elements: reduction must be 'none' or 'add', got {reduction!r}")
+    size = 1
+    for n in shape:
+        size *= n
+    flat = _flat_positions(shape, index, normalize_axis(axis, len(shape)), "scatter_elements")
+    flat = emit(_op.clip(flat, 0, size - 1))
+    out = emit(_op.scatter_nd(_op.reshape(x, [-1]), _op.reshape(flat, [-1, 1]), _op.reshape(updates, [-1]), mode))
+    return _op.reshape(out, list(shape))
+
+
+@rule("cumsum")
+def cumsum(x, axis, dtype=None):
+    """Inclusive running sum along ``axis`` (in ``dtype`` when given).
+
+    out[..., j] = sum_i x[..., i] * (i <= j): a masked sum over a lower-triangular constant, since
+    Relax's own cumsum is not legalised to a kernel here. Quadratic in the axis length.
+    """
+    import numpy as np
+
+    from .common import emit
+
+    shape = static_shape(x)
+    axis = normalize_axis(axis, len(shape))
+    if dtype is not None:
+        x = emit(_op.astype(x, dtype))
+    from ..capture import dtype_of
+
+    n = shape[axis]
+    perm = [d for d in range(len(shape)) if d != axis] + [axis]
+    moved = emit(_op.permute_dims(x, perm)) if axis != len(shape) - 1 else x
+    mask = relax.const(np.triu(np.ones((n, n))).astype(dtype_of(x)), dtype_of(x))
+    summed = emit(_op.sum(_op.multiply(_op.expand_dims(moved, -1), mask), axis=[-2]))
+    if axis == len(shape) - 1:
+        return summed
+    inverse = [perm.index(d) for d in range(len(shape))]
+    return _op.permute_dims(summed, inverse)

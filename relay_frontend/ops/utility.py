@@ -1,4 +1,5 @@
-"""Lowering rules for one-hot encoding, rolling, triangular masks and constant ranges."""
+"""Lowering rules for one-hot encoding, rolling, triangular masks, constant ranges, sorting and
+stop-gradient."""
 from __future__ import annotations
 
 import numpy as np
@@ -84,3 +85,62 @@ def arange(start, limit, delta, dtype: str):
     if values.size == 0:
         raise CaptureError(f"range: [{start}, {limit}) with step {delta} is empty")
     return relax.const(values)
+
+
+@rule("stop_gradient")
+def stop_gradient(x):
+    """``x`` itself, as a constant to automatic differentiation (no gradient flows back through it)."""
+    return _op.grad.no_grad(x)
+
+
+def _sorted_along_last(x, descending: bool):
+    """(values, int32 indices) of ``x`` sorted stably along its last axis, by ranking: an element's rank is the
+    number of elements before it in the order (smaller, or equal and earlier), and output position r takes
+    the element of rank r. Quadratic in the axis length (Relax's argsort is not legalised to a kernel here)."""
+    n = static_shape(x)[-1]
+    column = _op.expand_dims(x, -1)  # x_i on axis -2 ... compared with
+    row = _op.expand_dims(x, -2)     # x_j on axis -1
+    ahead = _op.greater(row, column) if descending else _op.less(row, column)
+    earlier = relax.const(np.tril(np.ones((n, n), dtype=bool), -1))  # j < i
+    before = _op.logical_or(ahead, _op.logical_and(_op.equal(row, column), earlier))
+    rank = emit(_op.sum(_op.astype(before, "int32"), axis=[-1]))     # (..., n): the rank of element i
+    slots = relax.const(np.arange(n, dtype="int32"))
+    placed = emit(_op.astype(_op.equal(_op.expand_dims(rank, -1), slots), "int32"))  # [..., i, r]
+    positions = relax.const(np.arange(n, dtype="int32").reshape(n, 1))
+    indices = emit(_op.sum(_op.multiply(placed, positions), axis=[-2]))  # (..., r): the element of rank r
+    from .shape import gather_elements
+
+    values = emit(gather_elements(x, indices, axis=len(static_shape(x)) - 1))  # differentiable, unlike Relax's
+    return values, indices
+
+
+def _along_last(x, axis: int):
+    rank = len(static_shape(x))
+    if axis == rank - 1:
+        return x, None
+    perm = [d for d in range(rank) if d != axis] + [axis]
+    return emit(_op.permute_dims(x, perm)), [perm.index(d) for d in range(rank)]
+
+
+@rule("sort")
+def sort(x, axis: int = -1, descending: bool = False):
+    """(values, int32 indices) of ``x`` sorted stably along ``axis``."""
+    moved, inverse = _along_last(x, normalize_axis(axis, len(static_shape(x))))
+    values, indices = _sorted_along_last(moved, bool(descending))
+    if inverse is not None:
+        values, indices = emit(_op.permute_dims(values, inverse)), emit(_op.permute_dims(indices, inverse))
+    return relax.Tuple([values, indices])
+
+
+@rule("topk")
+def topk(x, k: int, axis: int = -1, largest: bool = True):
+    """(values, int32 indices) of the ``k`` largest (or smallest) elements of ``x`` along ``axis``, in order."""
+    moved, inverse = _along_last(x, normalize_axis(axis, len(static_shape(x))))
+    values, indices = _sorted_along_last(moved, bool(largest))
+    n = static_shape(moved)[-1]
+    if int(k) < n:
+        values = emit(relax.TupleGetItem(emit(_op.split(values, [int(k)], axis=-1)), 0))
+        indices = emit(relax.TupleGetItem(emit(_op.split(indices, [int(k)], axis=-1)), 0))
+    if inverse is not None:
+        values, indices = emit(_op.permute_dims(values, inverse)), emit(_op.permute_dims(indices, inverse))
+    return relax.Tuple([values, indices])

@@ -12,7 +12,7 @@ from ...common.tensor import Tensor
 from ...ops.activation_ops import check_float_input
 from ..cell import Cell
 
-__all__ = ['CELU', 'ELU', 'FastGelu', 'GELU', 'HShrink', 'HSigmoid', 'HSwish', 'LeakyReLU', 'LogSigmoid',
+__all__ = ['SeLU', 'GLU', 'CELU', 'ELU', 'FastGelu', 'GELU', 'HShrink', 'HSigmoid', 'HSwish', 'LeakyReLU', 'LogSigmoid',
            'LogSoftmax', 'PReLU', 'ReLU', 'ReLU6', 'Sigmoid', 'Softmax', 'SoftShrink', 'Tanh',
            'Softmin', 'Softmax2d', 'SiLU', 'Tanhshrink', 'Hardtanh', 'Softsign', 'Mish', 'RReLU', 'Threshold',
            'get_activation']
@@ -526,3 +526,36 @@ def get_activation(name: str | None, prim_name: str | None = None) -> Cell | Non
         who = f"For '{prim_name}', the" if prim_name else "The"
         raise KeyError(f"{who} 'name' must be in {list(_activation)}, but got {name!r}")
     return _activation[key]()
+
+
+class SeLU(Cell):
+    """Scaled exponential linear unit: ``scale * (x if x > 0 else alpha * (exp(x) - 1))``,
+    alpha = 1.6732632423543772848, scale = 1.0507009873554804934.
+
+    Raises:
+        TypeError: x is not float16 or float32.
+    """
+
+    def construct(self, input_x):
+        return ops.selu(input_x)
+
+
+class GLU(Cell):
+    """Gated linear unit: ``x`` split in halves a, b along ``axis``; returns ``a * sigmoid(b)``.
+
+    Args:
+        axis (int): the axis split. Default: -1.
+
+    Raises:
+        TypeError: ``axis`` not an int; x not float16/float32.
+        ValueError: at call time, an odd axis length.
+    """
+
+    def __init__(self, axis: int = -1):
+        super().__init__()
+        if isinstance(axis, bool) or not isinstance(axis, int):
+            raise TypeError(f"For 'GLU', the 'axis' must be an int, but got {type(axis).__name__}.")
+        self.dim = axis
+
+    def construct(self, x):
+        return ops.glu(x, self.dim)

@@ -1,7 +1,7 @@
-"""Dropout."""
+"""Dropout, and the channel-wise Dropout1d / Dropout2d / Dropout3d."""
 from __future__ import annotations
 
-__all__ = ['Dropout']
+__all__ = ['Dropout', 'Dropout1d', 'Dropout2d', 'Dropout3d']
 
 from ... import ops
 from ...common import dtype as mstype
@@ -77,3 +77,78 @@ class Dropout(Cell):
 
     def extend_repr(self) -> str:
         return f"keep_prob={self.keep_prob}" if self.p is None else f"p={self.p}"
+
+
+class _ChannelDropout(Cell):
+    """Zeroes whole channels: during training each (sample, channel) slice of an (N, C, *spatial) or
+    (C, *spatial) input is dropped with probability ``p`` and the kept ones are scaled by 1 / (1 - p)."""
+    _spatial = 1
+
+    def __init__(self, p: float = 0.5):
+        super().__init__()
+        name = type(self).__name__
+        if isinstance(p, bool) or not isinstance(p, (float, int)):
+            raise TypeError(f"For '{name}', the 'p' must be float or int, but got {type(p).__name__}.")
+        if p < 0 or p >= 1:
+            raise ValueError(f"For '{name}', the 'p' must be a number in range [0, 1), but got {p}.")
+        self.p = p
+        self._keep = 1.0 - float(p)
+
+    def construct(self, x):
+        name = type(self).__name__
+        if not isinstance(x, Tensor):
+            raise TypeError(f"For '{name}', the 'x' must be a Tensor, but got {type(x).__name__}.")
+        if x.dtype not in (mstype.float16, mstype.float32):
+            raise TypeError(f"For '{name}', the dtype of 'x' must be float16 or float32, but got {x.dtype}.")
+        if x.ndim not in (self._spatial + 1, self._spatial + 2):
+            raise ValueError(f"For '{name}', the input must be {self._spatial + 1}-D or {self._spatial + 2}-D, "
+                             f"but got shape {x.shape}.")
+        if not self.training or self._keep == 1.0:
+            return x
+        mask_shape = tuple(x.shape[:x.ndim - self._spatial]) + (1,) * self._spatial
+        kept = ops.less(ops.uniform_random(mask_shape), self._keep)
+        return x * ops.cast(kept, x.dtype) * (1.0 / self._keep)
+
+    def extend_repr(self) -> str:
+        return f"p={self.p}"
+
+
+class Dropout1d(_ChannelDropout):
+    """Channel dropout of (N, C, L) or (C, L) inputs: each channel is zeroed with probability ``p`` in training.
+
+    Args:
+        p (float): the drop rate, in [0, 1). Default: 0.5.
+
+    Raises:
+        TypeError: ``p`` not a number; x not float16/float32.
+        ValueError: ``p`` outside [0, 1); x not 2-D or 3-D.
+    """
+    _spatial = 1
+
+
+class Dropout2d(_ChannelDropout):
+    """Channel dropout of (N, C, H, W) or (C, H, W) inputs: each channel is zeroed with probability ``p``
+    in training.
+
+    Args:
+        p (float): the drop rate, in [0, 1). Default: 0.5.
+
+    Raises:
+        TypeError: ``p`` not a number; x not float16/float32.
+        ValueError: ``p`` outside [0, 1); x not 3-D or 4-D.
+    """
+    _spatial = 2
+
+
+class Dropout3d(_ChannelDropout):
+    """Channel dropout of (N, C, D, H, W) or (C, D, H, W) inputs: each channel is zeroed with probability ``p``
+    in training.
+
+    Args:
+        p (float): the drop rate, in [0, 1). Default: 0.5.
+
+    Raises:
+        TypeError: ``p`` not a number; x not float16/float32.
+        ValueError: ``p`` outside [0, 1); x not 4-D or 5-D.
+    """
+    _spatial = 3

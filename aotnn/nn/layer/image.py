@@ -1,7 +1,7 @@
 """Image layers: gradients, quality indices (SSIM, MS-SSIM, PSNR), central crop and bilinear resize."""
 from __future__ import annotations
 
-__all__ = ['ImageGradients', 'SSIM', 'MSSSIM', 'PSNR', 'CentralCrop', 'ResizeBilinear']
+__all__ = ['ImageGradients', 'SSIM', 'MSSSIM', 'PSNR', 'CentralCrop', 'ResizeBilinear', 'Upsample']
 
 import math
 import numbers
@@ -363,3 +363,28 @@ class ResizeBilinear(Cell):
 
     def extend_repr(self) -> str:
         return f"half_pixel_centers={self.half_pixel_centers}"
+
+
+class Upsample(Cell):
+    """Resizes the spatial axes: ``ops.interpolate(x, size, scale_factor, mode, align_corners)``.
+
+    Args:
+        size (Union[int, tuple[int]]): the output spatial size. Default: None.
+        scale_factor (Union[float, tuple[float]]): output size = floor(input size * scale_factor). Default: None.
+        mode (str): 'nearest' or 'bilinear'. Default: 'nearest'.
+        align_corners (bool): for 'bilinear', align corner pixels instead of pixel centres. Default: None.
+        recompute_scale_factor (bool): accepted; sizes are always computed from ``scale_factor``. Default: None.
+
+    Raises:
+        ValueError: at call time, both or neither of size / scale_factor, or an unsupported mode or rank.
+    """
+
+    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                 recompute_scale_factor=None):
+        super().__init__()
+        self.size, self.scale_factor, self.mode = size, scale_factor, mode
+        self.align_corners, self.recompute_scale_factor = align_corners, recompute_scale_factor
+
+    def construct(self, x):
+        return ops.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners,
+                               self.recompute_scale_factor)

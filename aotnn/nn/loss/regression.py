@@ -1,4 +1,4 @@
-"""Distance losses between predictions and targets: L1Loss, MSELoss, RMSELoss, SmoothL1Loss."""
+"""Distance losses between predictions and targets: L1Loss, MSELoss, RMSELoss, SmoothL1Loss, HuberLoss, MAELoss."""
 from __future__ import annotations
 
 from ... import ops
@@ -6,7 +6,7 @@ from ...common import dtype as mstype
 from ._utils import check_float_tensor, check_logits_labels, check_same_shape, check_tensor
 from .loss_base import LossBase
 
-__all__ = ['L1Loss', 'MSELoss', 'RMSELoss', 'SmoothL1Loss']
+__all__ = ['L1Loss', 'MSELoss', 'RMSELoss', 'SmoothL1Loss', 'HuberLoss', 'MAELoss']
 
 _UNSIGNED = (mstype.uint8, mstype.uint16, mstype.uint32, mstype.uint64)
 
@@ -134,3 +134,54 @@ class SmoothL1Loss(LossBase):
 
     def extend_repr(self) -> str:
         return f"beta={self.beta}, reduction={self.reduction}"
+
+
+class HuberLoss(LossBase):
+    r"""Huber loss: quadratic below ``delta``, linear above.
+
+    .. math::
+        L_i = \begin{cases} 0.5 (x_i - y_i)^2, & |x_i - y_i| < \delta \\
+        \delta (|x_i - y_i| - 0.5 \delta), & \text{otherwise} \end{cases}
+
+    Args:
+        reduction (str): 'mean', 'sum' or 'none'. Default: 'mean'.
+        delta (Union[int, float]): the threshold, positive. Default: 1.0.
+
+    Inputs:
+        - **logits** (Tensor) - predictions, float16 or float32.
+        - **labels** (Tensor) - targets of ``logits``' dtype, broadcastable to its shape.
+
+    Raises:
+        TypeError: ``delta`` not a number; inputs not float16/float32 Tensors of one dtype.
+        ValueError: ``delta`` <= 0; a bad ``reduction``; shapes that do not broadcast.
+    """
+
+    def __init__(self, reduction: str = 'mean', delta: float = 1.0):
+        super().__init__(reduction)
+        if isinstance(delta, bool) or not isinstance(delta, (int, float)):
+            raise TypeError(f"For '{self.cls_name}', the 'delta' must be a float, but got {type(delta).__name__}.")
+        if not delta > 0:
+            raise ValueError(f"For '{self.cls_name}', the 'delta' must be greater than 0, but got {delta}.")
+        self.delta = float(delta)
+
+    def construct(self, logits, labels):
+        check_logits_labels(logits, labels, self.cls_name, floats=True, same_shape=False)
+        if logits.dtype != labels.dtype:
+            raise TypeError(f"For '{self.cls_name}', 'logits' and 'labels' must have one dtype, "
+                            f"but got {logits.dtype} and {labels.dtype}.")
+        diff = ops.abs(logits - labels)
+        quadratic = diff * diff * 0.5
+        linear = (diff - 0.5 * self.delta) * self.delta
+        return self.get_loss(ops.select(ops.less(diff, self.delta), quadratic, linear))
+
+    def extend_repr(self) -> str:
+        return f"reduction={self.reduction}, delta={self.delta}"
+
+
+class MAELoss(L1Loss):
+    r"""Mean absolute error, MindSpore 2.x's name for :class:`L1Loss`: :math:`\ell = |x - y|`
+    (``labels`` broadcast to ``logits``).
+
+    Args:
+        reduction (str): 'mean', 'sum' or 'none'. Default: 'mean'.
+    """

@@ -6,8 +6,10 @@ Each optimizer is a Cell whose ``construct(gradients)`` writes the new parameter
 from .ada_grad import Adagrad
 from .adafactor import AdaFactor
 from .adam import Adam, AdamOffload, AdamWeightDecay
+from .adamax import AdaMax
 from .asgd import ASGD
 from .ftrl import FTRL
+from .init_args import opt_init_args_register
 from .lamb import Lamb
 from .lars import LARS
 from .lazyadam import LazyAdam
@@ -20,4 +22,5 @@ from .sgd import SGD
 from .thor import thor
 
 __all__ = ["Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay", "AdamOffload", "LazyAdam", "Adagrad",
-           "RMSProp", "FTRL", "Lamb", "LARS", "ProximalAdagrad", "Rprop", "ASGD", "AdaFactor", "thor"]
+           "RMSProp", "FTRL", "Lamb", "LARS", "ProximalAdagrad", "Rprop", "ASGD", "AdaFactor", "thor", "AdaMax",
+           "opt_init_args_register"]

@@ -546,26 +546,4 @@ class _WrappedWeightDecay(Cell):
         return self.weight_decay(global_step) * self.loss_scale
 
 
-def opt_init_args_register(fn):
-    """Decorator for an optimizer's ``__init__`` (MindSpore's): records the call's arguments as
-    ``init_params`` (``{"params": ...}``), ``init_learning_rate`` and ``init_args`` (the rest), then runs it."""
-    import functools
-    import inspect
-
-    @functools.wraps(fn)
-    def deco(self, *args, **kwargs):
-        bound = inspect.signature(fn).bind(self, *args, **kwargs)
-        bound.apply_defaults()
-        arguments = dict(bound.arguments)
-        arguments.pop("self")
-        if "params" in arguments:
-            object.__setattr__(self, "init_params", {"params": arguments.pop("params")})
-        if "optimizer" in arguments:
-            object.__setattr__(self, "init_params", {"params": arguments.pop("optimizer").init_params["params"]})
-        if "learning_rate" in arguments:
-            lr = arguments.pop("learning_rate")
-            lr = lr.asnumpy().tolist() if isinstance(lr, Tensor) else lr
-            object.__setattr__(self, "init_learning_rate", None if isinstance(lr, Cell) else lr)
-        object.__setattr__(self, "init_args", arguments)
-        fn(self, *args, **kwargs)
-    return deco
+from .init_args import opt_init_args_register  # noqa: E402,F401  (MindSpore imports it from this module)
