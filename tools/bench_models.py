@@ -181,9 +181,9 @@ def format_kernels(row: dict[str, Any], top: int) -> str:
     total = sum(k["ms"] for k in kernels) or 1.0
     lines = [f"{row['model']}: {len(kernels)} kernels, {total:.2f} ms timed alone"]
     for k in kernels[:top]:
-        flag = "  FALLBACK" if is_generic(k["rule"]) else ""
+        flag = "  FALLBACK" if is_generic(k["rule"], k["kernel"]) else ""
         lines.append(f"  {k['ms']:8.3f} ms {100 * k['ms'] / total:5.1f}%  {str(k['rule']):18s} {k['kernel']}{flag}")
-    generic = [k for k in kernels[top:] if is_generic(k["rule"])]
+    generic = [k for k in kernels[top:] if is_generic(k["rule"], k["kernel"])]
     lines += [f"  {k['ms']:8.3f} ms {100 * k['ms'] / total:5.1f}%  {str(k['rule']):18s} {k['kernel']}  FALLBACK"
               for k in generic]
     return "\n".join(lines)

@@ -17,11 +17,19 @@ __all__ = ["GENERIC_RULES", "is_generic", "shape_summary", "fallback_kernels", "
 _LOG = logging.getLogger("schedules.defaults")
 
 GENERIC_RULES = ("fallback", None)
+# DLight's row-reduction rule (``reduction.rows``) takes any kernel with a reduction, convolutions
+# whose own rules failed included (EfficientNet-B0's Swish expansion/depthwise pairs): for a
+# product kernel it is as generic as the fallback
+PRODUCT_MARKERS = ("conv2d", "dense", "matmul")
+ROW_RULES = ("rows",)
 
 
-def is_generic(rule: str | None) -> bool:
-    """Whether ``rule`` (a rule name, or None for an unscheduled kernel) is the generic last resort."""
-    return rule in GENERIC_RULES
+def is_generic(rule: str | None, kernel: str = "") -> bool:
+    """Whether ``rule`` (a rule name, or None for an unscheduled kernel) is the generic last resort
+    for the kernel called ``kernel`` (the row-reduction rule counts as one for products)."""
+    if rule in GENERIC_RULES:
+        return True
+    return rule in ROW_RULES and any(marker in kernel for marker in PRODUCT_MARKERS)
 
 
 def shape_summary(func: tirx.PrimFunc) -> str:
@@ -39,7 +47,7 @@ def shape_summary(func: tirx.PrimFunc) -> str:
 
 def fallback_kernels(rules: Mapping[str, str | None]) -> list[str]:
     """The kernels of ``rules`` (kernel name -> rule name) on the generic fallback, in order."""
-    return [name for name, rule in rules.items() if is_generic(rule)]
+    return [name for name, rule in rules.items() if is_generic(rule, name)]
 
 
 def fallback_line(rules: Mapping[str, str | None], limit: int = 8) -> str | None:

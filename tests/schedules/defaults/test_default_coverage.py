@@ -60,3 +60,9 @@ def test_a_fully_covered_model_gets_no_warning(tmp_path, caplog):
     path, rules, warnings = _build(net, x, tmp_path, caplog)
     assert rules and not any(rule in ("fallback", None) for rule in rules.values()), rules
     assert warnings == [] and fallback_report(path) is None
+
+
+def test_the_row_reduction_rule_counts_as_generic_for_products_only():
+    from schedules.defaults.coverage import fallback_line
+    rules = {"softmax": "rows", "fused_aotnn_conv2d_sigmoid": "rows", "relu": "elementwise", "cube": "fallback"}
+    assert fallback_line(rules) == "2 of 4 kernels on the generic fallback: fused_aotnn_conv2d_sigmoid, cube"
