@@ -1,7 +1,7 @@
-"""Explicit padding (``nn.Pad``, lowered as concatenations), a "valid" max pool after it, channel
-concatenations and an ``AvgPool2d`` + ``Flatten`` head stay channels-last (layout.concat_rule)
-against PyTorch: the pool is scheduled by the reduction rule, not the generic fallback, and no
-kernel lands on the fallback."""
+"""Explicit padding (``nn.Pad``, lowered as spatial concatenations) stays channels-last
+(layout.concat_rule), with a "valid" max pool after it, a channel concatenation and an
+``AvgPool2d`` + ``Flatten`` head, against PyTorch: the pool is scheduled by the reduction rule,
+not the generic fallback, and no kernel lands on the fallback."""
 import numpy as np
 import pytest
 import torch
