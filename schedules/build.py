@@ -27,6 +27,7 @@ from .target import resolve, to_tvm
 
 LIBRARY_FILE = "kernels.so"
 WEIGHTS_FILE = BUILT_WEIGHTS_FILE
+KERNEL_RULES_KEY = "kernel_rules"  # metadata: kernel -> the default schedule rule that scheduled it (None: none)
 BUILD_VERSION = "2"  # 2: 0-d constants kept 0-d (artifacts of 1 stored them as shape (1,))
 
 
@@ -217,7 +218,8 @@ def build(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[s
     try:
         kernels = _kernel_module(lowered)
         record_kernel_costs(kernels, record)
-        scheduled = apply_default_schedules(kernels, tvm_target)
+        rules: dict[str, str | None] = {}
+        scheduled = apply_default_schedules(kernels, tvm_target, rules)
         if tuning_db is not None:
             from .tuning.apply import apply_records
             scheduled = apply_records(kernels, scheduled, target_dict, tuning_db)
@@ -226,7 +228,8 @@ def build(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[s
         library = tvm.compile(propagate_nan(scheduled), target=tvm_target)
         objects = backend.host_objects(os.path.join(cache.cache_dir(), "backend"))
         library.export_library(os.path.join(staging, LIBRARY_FILE), addons=objects)
-        manifest = new_manifest(target_dict, entry, record, LIBRARY_FILE, metadata)
+        manifest = new_manifest(target_dict, entry, record, LIBRARY_FILE,
+                                {**dict(metadata or {}), KERNEL_RULES_KEY: rules})
         return write_artifact(staging, output_dir, manifest, stored_tensors(param_names, weights, constants))
     except BaseException:
         remove_path(staging)

@@ -32,6 +32,23 @@ def check_output_free(path: str, force: bool) -> None:
         raise FileExistsError(f"output: {path!r} already exists; pass --force to replace it")
 
 
+def fallback_report(path: str) -> str | None:
+    """``"N of M kernels on the generic fallback: ..."`` for a host artifact at ``path``, None when
+    every kernel has an op-class schedule (or ``path`` is not a host artifact)."""
+    import json
+
+    from aotnn_runtime.manifest import MANIFEST_FILE
+    from schedules.build import KERNEL_RULES_KEY
+    from schedules.defaults.coverage import fallback_line
+
+    manifest_path = os.path.join(path, MANIFEST_FILE)
+    if not os.path.isfile(manifest_path):
+        return None
+    with open(manifest_path, encoding="utf-8") as stream:
+        rules = json.load(stream).get("metadata", {}).get(KERNEL_RULES_KEY)
+    return fallback_line(rules) if isinstance(rules, dict) else None
+
+
 def compile_model(model: str, inputs: tuple[str, ...], target: str, ckpt: str | None, output: str | None,
                   bundle: bool, tuning_db: str | None = None, force: bool = False) -> str:
     """Load MODEL, its weights and input signature, and write the artifact or bundle at exactly
@@ -89,3 +106,6 @@ def compile_command(model: str, inputs, target: str, ckpt, tuning_db, bundle: bo
     start = time.perf_counter()
     path = compile_model(model, inputs, target, ckpt, output, bundle, tuning_db, force)
     click.echo(f"wrote {path} ({human_bytes(directory_size(path))}) in {time.perf_counter() - start:.1f} s")
+    report = fallback_report(path)
+    if report is not None:
+        click.echo(report)

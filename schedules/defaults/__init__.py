@@ -25,7 +25,7 @@ import tvm
 from tvm import tirx
 from tvm.s_tir import Schedule
 
-from . import common, conv2d, dense, dw_pointwise, elementwise, expand_depthwise, fallback, fastmath, int8, int8_vnni, inverted_residual, layout, matmul, recurrent, reduction, winograd
+from . import common, conv2d, coverage, dense, dw_pointwise, elementwise, expand_depthwise, fallback, fastmath, int8, int8_vnni, inverted_residual, layout, matmul, recurrent, reduction, winograd
 from .cpu import CpuInfo, cpu_info
 
 __all__ = ["apply_default_schedules", "rewrite_relax", "schedule_func", "schedule_with_rule", "CpuInfo", "cpu_info"]
@@ -94,14 +94,28 @@ def schedule_func(func: tirx.PrimFunc, cpu: CpuInfo, target: tvm.target.Target |
     return schedule_with_rule(func, cpu, target)[0]
 
 
-def apply_default_schedules(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.IRModule:
-    """Schedule every PrimFunc of ``mod`` for ``target``; functions no rule handles stay as they are."""
+def apply_default_schedules(mod: tvm.IRModule, target: tvm.target.Target,
+                            rules: dict[str, str | None] | None = None) -> tvm.IRModule:
+    """Schedule every PrimFunc of ``mod`` for ``target``; functions no rule handles stay as they are.
+
+    Args:
+        mod: the kernel module.
+        target: the TVM target.
+        rules: filled, when given, with kernel name -> the name of the rule that scheduled it
+            (None for a kernel no rule scheduled).
+
+    Kernels left on the generic fallback are named in one logged warning, with their shapes.
+    """
     cpu = cpu_info(target)
     if cpu is None:
         return mod
-    funcs = {}
+    funcs, chosen, originals = {}, {}, {}
     for gvar, func in mod.functions.items():
         if isinstance(func, tirx.PrimFunc):
-            func = schedule_func(func, cpu, target)
+            originals[gvar.name_hint] = func
+            func, chosen[gvar.name_hint] = schedule_with_rule(func, cpu, target)
         funcs[gvar] = func
+    coverage.warn_fallbacks(chosen, originals)
+    if rules is not None:
+        rules.update(chosen)
     return tvm.IRModule(funcs, attrs=mod.attrs)

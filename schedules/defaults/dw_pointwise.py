@@ -20,12 +20,57 @@ def matches(sch: Schedule) -> bool:
 
 def fold_epilogue(sch: Schedule, block, stop: tuple[str, ...] = (CLAMP, CONV)) -> None:
     """Fold the element-wise chain after ``block`` into it, up to a block named in ``stop``
-    (by default the 1x1 convolution's input)."""
+    (by default the 1x1 convolution's input).
+
+    An epilogue that reads the result twice (Swish/SiLU ``x * sigmoid(x)``, HSwish
+    ``x * relu6(x + 3) / 6``) is a small DAG: its inner nodes are first inlined forward into the
+    node that joins them, which leaves a chain."""
+    collapse_epilogue(sch, block, stop)
     while True:
         consumers = sch.get_consumers(block)
         if len(consumers) != 1 or common.block_name(sch, consumers[0]).rstrip("0123456789") in stop:
             return
         sch.reverse_compute_inline(consumers[0])
+
+
+def _stops(sch: Schedule, block, stop: tuple[str, ...]) -> bool:
+    return common.block_name(sch, block).rstrip("0123456789") in stop
+
+
+def collapse_epilogue(sch: Schedule, block, stop: tuple[str, ...]) -> None:
+    """Inline forward every element-wise block after ``block`` (up to ``stop``) with a single
+    consumer that is itself past ``block``'s epilogue: the DAG ``x -> (negate -> exp -> sigmoid,
+    x) -> multiply`` becomes one block ``multiply`` reading ``x`` twice."""
+    outputs = {common.block_name(sch, b) for b in common.output_blocks(sch)}
+    changed = True
+    while changed:
+        changed = False
+        for consumer in sch.get_consumers(block):
+            if _stops(sch, consumer, stop):
+                continue
+            chain = [consumer]
+            while chain:
+                node = chain.pop()
+                name = common.block_name(sch, node)
+                after = sch.get_consumers(node)
+                if (name in outputs or common.is_reduction(sch, node) or len(after) != 1
+                        or _stops(sch, after[0], stop) or _is_sole_consumer(sch, node, block)):
+                    chain.extend(c for c in after if not _stops(sch, c, stop))
+                    continue
+                try:
+                    sch.compute_inline(node)
+                    changed = True
+                    break
+                except Exception:  # noqa: BLE001 - it stays a block of its own
+                    chain.extend(after)
+            if changed:
+                break
+
+
+def _is_sole_consumer(sch: Schedule, node, block) -> bool:
+    """Whether ``node`` is ``block``'s only consumer: the chain's head, folded backward, not forward."""
+    consumers = sch.get_consumers(block)
+    return len(consumers) == 1 and common.block_name(sch, consumers[0]) == common.block_name(sch, node)
 
 
 def schedule(sch: Schedule, cpu: CpuInfo) -> None:
