@@ -475,6 +475,9 @@ class Cell:
     def __getstate__(self):
         state = dict(self.__dict__)
         state["_jit_cache"] = {}
+        # per-process call caches hold compiled modules, which neither copy nor pickle
+        state.pop("_call_memo", None)
+        state.pop("_eager_plan", None)
         return state
 
     def __setstate__(self, state):

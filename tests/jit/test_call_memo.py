@@ -114,3 +114,14 @@ def test_the_runtime_checks_parameters_again_when_the_arrays_change(lenet_artifa
     np.testing.assert_allclose(entry.raw(x, params=shifted, params_key="k")[0], expected + 1, rtol=1e-4, atol=1e-4)
     with pytest.raises(aotnn_runtime.InputError, match="fc3.bias"):
         entry.raw(x, params={**params, "fc3.bias": np.zeros(3, np.float32)}, params_key="k")
+
+
+def test_a_called_cell_deep_copies_and_the_copy_runs_on_its_own_weights():
+    import copy
+    net = _Net()
+    x = np.random.default_rng(4).standard_normal((3, 6)).astype(np.float32)
+    net(aotnn.Tensor(x))  # leaves the call memo (it holds the compiled module) on the cell
+    twin = copy.deepcopy(net)
+    twin.fc.bias.set_data(aotnn.Tensor(np.full(4, 5.0, np.float32)))
+    np.testing.assert_allclose(twin(aotnn.Tensor(x)).asnumpy(), np.maximum(_dense_ref(twin, x), 0), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(net(aotnn.Tensor(x)).asnumpy(), np.maximum(_dense_ref(net, x), 0), rtol=1e-5, atol=1e-5)
