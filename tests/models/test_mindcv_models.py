@@ -1,5 +1,12 @@
 """mindcv 0.3.0 models run unmodified on aotnn (through the mindspore aliases) and match MindSpore 2.10:
-same parameter names, same logits for the same weights (fixtures by tools/mindcv_fixtures.py)."""
+same parameter names, same logits for the same weights (fixtures by tools/mindcv_fixtures.py).
+
+Every model of the issue runs at 224x224 (fixtures ``<model>.npz``); a fixture ``<model>@<size>.npz`` would
+run at that size instead (``tools/mindcv_fixtures.py --size``), which none needs: the whole file took about
+5.5 minutes with an empty kernel cache on 2 shared cores, almost all of it compilation (densenet121 60 s,
+efficientnet_b0 and mixnet_s 35 s each), which a smaller input would not shorten. The checkpoint test runs
+mindcv's shufflenet_v2_x0_5 (10 classes) at 64x64 from a .ckpt that MindSpore 2.10 wrote.
+"""
 import importlib.util
 import os
 
