@@ -4,7 +4,8 @@ same parameter names, same logits for the same weights (fixtures by tools/mindcv
 Every model of the issue runs at 224x224 (fixtures ``<model>.npz``); a fixture ``<model>@<size>.npz`` would
 run at that size instead (``tools/mindcv_fixtures.py --size``), which none needs: the whole file took about
 5.5 minutes with an empty kernel cache on 2 shared cores, almost all of it compilation (densenet121 60 s,
-efficientnet_b0 and mixnet_s 35 s each), which a smaller input would not shorten. The checkpoint test runs
+efficientnet_b0 and mixnet_s 35 s each): a model whose kernels are cached runs in 0.3-1.5 s, so a smaller
+input would barely shorten it. The checkpoint test runs
 mindcv's shufflenet_v2_x0_5 (10 classes) at 64x64 from a .ckpt that MindSpore 2.10 wrote.
 """
 import importlib.util
