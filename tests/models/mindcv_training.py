@@ -13,7 +13,7 @@ BATCH = 4
 STEPS = 3
 NUM_CLASSES = 10
 
-#: case name -> (input size, builder taking the mindcv module)
+#: case name -> input height and width (the network is made by :func:`build`)
 CASES = {
     "resnet18@64": 64,
     "vit_tiny@32": 32,
@@ -41,7 +41,7 @@ def batches(case: str) -> list:
 
 def tracked(keys: list) -> list:
     """The parameter keys whose full values the fixtures keep: the first three and the last three
-    (stem, head) and every BatchNorm moving statistic of the first BatchNorm."""
+    (stem, head) and the first two BatchNorm moving statistics, if any."""
     chosen = list(keys[:3]) + list(keys[-3:])
     chosen += [k for k in keys if k.endswith(("moving_mean", "moving_variance"))][:2]
     return list(dict.fromkeys(chosen))
