@@ -29,8 +29,20 @@ def value_for(key: str, shape: tuple) -> np.ndarray:
     return value.astype(np.float32)
 
 
-def model_input() -> np.ndarray:
-    return np.random.default_rng(SEED).standard_normal(INPUT_SHAPE).astype(np.float32)
+def model_input(size: int = INPUT_SHAPE[-1]) -> np.ndarray:
+    """The seeded 1x3x``size``x``size`` input (224 by default)."""
+    return np.random.default_rng(SEED).standard_normal((1, 3, size, size)).astype(np.float32)
+
+
+def fixture_name(model: str, size: int) -> str:
+    """File stem of a model's fixture: ``<model>`` at 224x224, ``<model>@<size>`` otherwise."""
+    return model if size == INPUT_SHAPE[-1] else f"{model}@{size}"
+
+
+def parse_fixture_name(stem: str) -> tuple:
+    """Inverse of :func:`fixture_name`: ``(model, size)``."""
+    model, _, size = stem.partition("@")
+    return model, int(size) if size else INPUT_SHAPE[-1]
 
 
 def set_weights(net) -> list:
