@@ -73,7 +73,7 @@ def test_cross_entropy_trains_inside_a_compiled_cell():
     class Net(nn.Cell):
         def __init__(self):
             super().__init__()
-            self.dense = nn.Dense(5, 5, weight_init="ones")
+            self.dense = nn.Dense(5, 5, weight_init="ones", bias_init="zeros")
             self.loss = nn.CrossEntropyLoss(label_smoothing=0.1)
 
         def construct(self, x, t):
