@@ -1,11 +1,11 @@
-"""MindSpore primitive classes over the array ops: ``Tile``, ``Unstack``, ``Identity``, ``Zeros``/``Ones``,
+"""MindSpore primitive classes over the array ops: ``Tile``, ``Unstack``, ``Split``, ``Identity``, ``Zeros``/``Ones``,
 ``Sign``, ``Reciprocal``, ``L2Normalize``, ``LpNorm``, ``ResizeNearestNeighbor``, ``Sort``,
 ``TopK``, ``GatherNd``, ``Assign``, ``AssignAdd``, ``StopGradient`` and ``SigmoidCrossEntropyWithLogits``."""
 from __future__ import annotations
 
 from ..common.tensor import Tensor
 from . import functional as F
-from .array_ops import reciprocal, unstack
+from .array_ops import reciprocal, split, unstack
 from .classification_loss_ops import binary_cross_entropy_with_logits
 from .image_ops import resize_nearest_neighbor
 from .primitives import Primitive
@@ -13,7 +13,7 @@ from .selection_ops import assign_add, gather_nd, sort, stop_gradient, topk
 
 __all__ = ['Tile', 'Unstack', 'Identity', 'Zeros', 'Ones', 'Sign', 'Reciprocal', 'L2Normalize',
            'LpNorm', 'ResizeNearestNeighbor', 'Sort', 'TopK', 'GatherNd', 'Assign', 'AssignAdd',
-           'StopGradient', 'SigmoidCrossEntropyWithLogits']
+           'StopGradient', 'SigmoidCrossEntropyWithLogits', 'Split']
 
 
 class Tile(Primitive):
@@ -43,6 +43,30 @@ class Unstack(Primitive):
         if self.num is not None and self.num != len(out):
             raise ValueError(f"Unstack: num is {self.num} but axis {self.axis} has size {len(out)}")
         return out
+
+
+class Split(Primitive):
+    """``ops.Split(axis=0, output_num=1)(x)``: ``x`` cut along ``axis`` into ``output_num`` equal parts.
+
+    Raises:
+        TypeError: ``x`` is not a Tensor.
+        ValueError: ``output_num`` is not positive, or the axis length is not divisible by it.
+    """
+
+    def __init__(self, axis: int = 0, output_num: int = 1):
+        super().__init__()
+        if isinstance(output_num, bool) or not isinstance(output_num, int) or output_num <= 0:
+            raise ValueError(f"For 'Split', 'output_num' must be a positive int, but got {output_num!r}.")
+        self.axis, self.output_num = axis, output_num
+
+    def __call__(self, x):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"For 'Split', 'x' must be a Tensor, but got {type(x).__name__}.")
+        length = x.shape[self.axis]
+        if length % self.output_num:
+            raise ValueError(f"For 'Split', the length {length} of axis {self.axis} must be divisible by "
+                             f"'output_num' {self.output_num}.")
+        return split(x, length // self.output_num, self.axis)
 
 
 class Identity(Primitive):

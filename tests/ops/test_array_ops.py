@@ -39,6 +39,19 @@ def test_chunk_unstack_and_the_unstack_primitive():
         ops.Unstack(axis=1, num=4)(Tensor(x))
 
 
+def test_split_primitive_against_numpy():
+    x = rand(2, 8, 3)
+    pieces = ops.Split(1, 4)(Tensor(x))
+    expected = np.split(x, 4, axis=1)
+    assert len(pieces) == 4
+    for piece, want in zip(pieces, expected):
+        np.testing.assert_array_equal(piece.asnumpy(), want)
+    with pytest.raises(ValueError, match="divisible"):
+        ops.Split(1, 3)(Tensor(x))
+    with pytest.raises(ValueError, match="output_num"):
+        ops.Split(0, 0)
+
+
 @pytest.mark.parametrize("dim", [0, 1, -1])
 def test_gather_elements_against_torch(dim):
     x = rand(3, 4, 5)

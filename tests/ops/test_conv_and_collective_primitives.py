@@ -53,3 +53,28 @@ def test_collectives_in_a_world_of_one_and_summaries():
         ops.ScalarSummary()(1, x)
     with pytest.raises(ValueError, match="root_rank"):
         ops.Broadcast(-1)
+
+
+def test_print_writes_its_inputs_and_returns_none(capsys):
+    assert ops.operations.Print()("x:", Tensor(np.array([1.5, 2.0], np.float32)), 3) is None
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "x:" and "1.5" in lines[1] and lines[-1] == "3"
+    with pytest.raises(TypeError, match="input 0"):
+        ops.Print()(object())
+
+
+def test_print_inside_a_captured_construct_prints_nothing_and_keeps_the_result(capsys):
+    from aotnn import nn
+
+    class Doubler(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.print = ops.Print()
+
+        def construct(self, x):
+            self.print("x:", x)
+            return x * 2
+
+    out = Doubler()(Tensor(np.array([1.0, -3.0], np.float32)))
+    np.testing.assert_array_equal(out.asnumpy(), [2.0, -6.0])
+    assert capsys.readouterr().out == ""
