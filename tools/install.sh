@@ -18,6 +18,6 @@ if [ -n "$missing" ]; then
 fi
 python3 -m pip install -q --upgrade pip
 python3 -m pip install -q -e "./runtime[vulkan]" -e ".[test,tune,cuda,distributed]"
-# MindSpore's model zoo, for the tests that run its models unmodified through aotnn's aliases:
-# without its dependencies (they name MindSpore itself, which aotnn stands in for)
-python3 -m pip install -q --no-deps mindcv==0.3.0
+# MindSpore's model zoos (vision, audio), for the tests that run their models unmodified through aotnn's aliases:
+# without their dependencies (they name MindSpore itself, which aotnn stands in for)
+python3 -m pip install -q --no-deps mindcv==0.3.0 mindaudio==0.3.0
