@@ -20,6 +20,8 @@ import os
 import sys
 import tempfile
 
+from fixture_files import save_npz  # tools/ is on sys.path when a tool runs
+
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -27,11 +29,7 @@ OUT_DIR = os.path.join(ROOT, "tests", "models", "fixtures", "mindcv")
 
 
 def _save(path: str, **arrays) -> None:
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".npz")
-    os.close(fd)
-    np.savez_compressed(tmp, **arrays)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    save_npz(path, **arrays)
 
 
 def main() -> None:

@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 
+from fixture_files import atomic_file  # tools/ is on sys.path when a tool runs
+
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -40,12 +42,7 @@ np.save({out!r}, net(mindspore.Tensor(celllist_net.net_input())).asnumpy())
 """
 
 
-def _atomic(path: str, write) -> None:
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=os.path.splitext(path)[1])
-    os.close(fd)
-    write(tmp)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+_atomic = atomic_file
 
 
 def main() -> None:

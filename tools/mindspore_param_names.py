@@ -7,10 +7,10 @@ tests/nn/test_param_names.py checks that aotnn names the same networks identical
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
-import tempfile
+
+from fixture_files import save_json  # tools/ is on sys.path when a tool runs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "tests", "nn", "fixtures", "mindspore_param_names.json")
@@ -24,10 +24,7 @@ def main() -> None:
     record = {"mindspore": mindspore.__version__, "scenarios": {}}
     for name, build in naming_scenarios.scenarios().items():
         record["scenarios"][name] = naming_scenarios.names_of(build())
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(OUT), suffix=".json")
-    with os.fdopen(fd, "w") as f:
-        json.dump(record, f, indent=1)
-    os.replace(tmp, OUT)
+    save_json(OUT, record)
     print(f"wrote {OUT}")
 
 

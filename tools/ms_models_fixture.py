@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
+
+from fixture_files import save_npz  # tools/ is on sys.path when a tool runs
 
 import numpy as np
 
@@ -23,12 +24,7 @@ OUT_PATH = os.path.join(ROOT, "tests", "models", "fixtures", "mindaudio", "ecapa
 
 
 def _save(path: str, **arrays) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".npz")
-    os.close(fd)
-    np.savez_compressed(tmp, **arrays)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    save_npz(path, **arrays)
 
 
 def main() -> None:

@@ -20,7 +20,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
+
+from fixture_files import atomic_file  # tools/ is on sys.path when a tool runs
 
 import numpy as np
 import mindspore as ms
@@ -32,19 +33,7 @@ TRAIN_DIR = os.path.join(ROOT, "tests", "train", "fixtures")
 METRICS_DIR = os.path.join(ROOT, "tests", "train", "metrics", "fixtures")
 
 
-def _atomic(path: str, write) -> None:
-    """Calls ``write(temp_path)`` and moves the result to ``path``."""
-    folder = os.path.dirname(path)
-    os.makedirs(folder, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=folder, suffix=os.path.splitext(path)[1])
-    os.close(handle)
-    try:
-        write(temp)
-        os.chmod(temp, 0o644)
-        os.replace(temp, path)
-    finally:
-        if os.path.exists(temp):
-            os.remove(temp)
+_atomic = atomic_file
 
 
 def _save_npz(path: str, arrays: dict) -> None:
