@@ -29,3 +29,15 @@ def lenet_artifact(tmp_path_factory):
     path = aotnn.export(net, aotnn.Tensor(x), file_name=str(tmp_path_factory.mktemp("art") / "lenet"))
     params = {p.name: p.asnumpy() for p in net.get_parameters()}
     return path, params, x, lenet_reference(params, x)
+
+
+@pytest.fixture(scope="module")
+def ms():
+    """``mindspore`` as a script imports it: aotnn through the aliases, installed for the test module."""
+    from aotnn.compat import install_mindspore_aliases, uninstall_mindspore_aliases
+    install_mindspore_aliases()
+    try:
+        import mindspore
+        yield mindspore
+    finally:
+        uninstall_mindspore_aliases()

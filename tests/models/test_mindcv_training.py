@@ -15,21 +15,11 @@ import pytest
 if importlib.util.find_spec("mindcv") is None:  # importing it needs the aliases: only look it up here
     pytest.skip("mindcv is not installed", allow_module_level=True)
 
-from aotnn.compat import install_mindspore_aliases, uninstall_mindspore_aliases  # noqa: E402
 
 from . import mindcv_training, mindcv_weights  # noqa: E402
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "mindcv_train")
 
-
-@pytest.fixture(scope="module")
-def ms():
-    install_mindspore_aliases()
-    try:
-        import mindspore
-        yield mindspore
-    finally:
-        uninstall_mindspore_aliases()
 
 
 @pytest.mark.parametrize("case", sorted(mindcv_training.CASES))

@@ -9,15 +9,12 @@ import torch.nn.functional as F
 
 from aotnn import Tensor, models
 
+from . import tiny_weights
+
 
 def randomize(net, seed: int):
-    rng = np.random.default_rng(seed)
-    for name, param in net.parameters_and_names():
-        if name.endswith("variance"):
-            param.set_data(rng.uniform(0.5, 1.5, param.shape).astype(np.float32))
-        elif name.endswith(("gamma", "moving_mean", "beta", "bias")):
-            param.set_data((rng.normal(0.0, 0.2, param.shape) + name.endswith("gamma")).astype(np.float32))
-    net.set_train(False)
+    """``tiny_weights.randomize``, returning the parameters as torch tensors by name."""
+    tiny_weights.randomize(net, seed)
     return {name: torch.tensor(param.asnumpy()) for name, param in net.parameters_and_names()}
 
 

@@ -13,6 +13,7 @@ import pytest
 import aotnn
 import aotnn_runtime
 from schedules.embedded_mcu import qemu_command
+from tests.models.tiny_weights import randomize
 
 HAVE_TOOLS = shutil.which("arm-none-eabi-gcc") is not None and shutil.which("qemu-system-arm") is not None
 pytestmark = pytest.mark.skipif(not HAVE_TOOLS, reason="needs Debian's gcc-arm-none-eabi, libnewlib-arm-none-eabi "
@@ -20,18 +21,6 @@ pytestmark = pytest.mark.skipif(not HAVE_TOOLS, reason="needs Debian's gcc-arm-n
 
 MODELS = {"lenet5": (1, 1, 32, 32), "ds_cnn": (1, 1, 49, 10), "resnet8": (1, 3, 32, 32)}
 BOARDS = {"cortex-m4": "mps2-an386", "cortex-m55": "mps3-an547"}
-
-
-def randomize(net, seed: int):
-    """Non-trivial BatchNorm statistics and biases (the initializers leave them 0 and 1)."""
-    rng = np.random.default_rng(seed)
-    for name, param in net.parameters_and_names():
-        if name.endswith("variance"):
-            param.set_data(rng.uniform(0.5, 1.5, param.shape).astype(np.float32))
-        elif name.endswith(("gamma", "moving_mean", "beta", "bias")):
-            param.set_data((rng.normal(0.0, 0.2, param.shape) + name.endswith("gamma")).astype(np.float32))
-    net.set_train(False)
-    return net
 
 
 @pytest.fixture(scope="module")

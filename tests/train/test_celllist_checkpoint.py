@@ -5,23 +5,12 @@ import logging
 import os
 
 import numpy as np
-import pytest
 
-from aotnn.compat import install_mindspore_aliases, uninstall_mindspore_aliases
 
 from . import celllist_net
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 
-
-@pytest.fixture
-def ms():
-    install_mindspore_aliases()
-    try:
-        import mindspore
-        yield mindspore
-    finally:
-        uninstall_mindspore_aliases()
 
 
 def test_mindspore_checkpoint_loads_fully(ms):

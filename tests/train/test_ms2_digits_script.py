@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aotnn.compat import install_mindspore_aliases, uninstall_mindspore_aliases
 from tests.tools.script_loader import loaded_script
 
 EPOCHS = 15
@@ -22,15 +21,6 @@ BATCH = 32
 def data():
     yield from loaded_script("digits_data")
 
-
-@pytest.fixture(scope="module")
-def ms():
-    install_mindspore_aliases()
-    try:
-        import mindspore
-        yield mindspore
-    finally:
-        uninstall_mindspore_aliases()
 
 
 def _lenet5(nn):
