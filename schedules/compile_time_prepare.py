@@ -31,7 +31,7 @@ def _evaluate(record: Mapping[str, Any], kernels: tvm.IRModule,
             if ref["kind"] not in tables:
                 raise ValueError(f"record: a prepare step of kernel {step['kernel']!r} reads a {ref['kind']!r} "
                                  "tensor; expected parameters and prepared buffers only")
-        args = [tvm.runtime.tensor(np.ascontiguousarray(tables[ref["kind"]][ref["index"]])) for ref in step["args"]]
+        args = [tvm.runtime.tensor(np.array(tables[ref["kind"]][ref["index"]], order="C")) for ref in step["args"]]  # 0-d stays 0-d
         library[step["kernel"]](*args)
         for ref, arg in zip(step["args"], args):
             if ref["kind"] == "prepared":
@@ -63,7 +63,14 @@ def fold_prepare_steps(record: Mapping[str, Any], kernels: tvm.IRModule,
     if [name for name, _ in stored] != names:
         raise ValueError(f"stored: expected the record's {len(names)} parameters in order, "
                          f"got {[name for name, _ in stored][:5]}...")
-    prepared = _evaluate(record, kernels, [np.asarray(value) for _, value in stored])
+    params = []
+    for spec, (name, value) in zip(record["params"], stored):
+        value = np.asarray(value)
+        if value.size != int(np.prod(spec["shape"], dtype=np.int64)) or value.dtype != np.dtype(spec["dtype"]):
+            raise ValueError(f"stored: {name!r} expected {spec['dtype']} of shape {tuple(spec['shape'])}, "
+                             f"got {value.dtype} of shape {value.shape}")
+        params.append(value.reshape(tuple(spec["shape"])))  # e.g. a scalar stored as shape (1,)
+    prepared = _evaluate(record, kernels, params)
 
     runtime_refs = [ref for step in record["steps"] for ref in step["args"]] + list(record["output_refs"])
     kept_params = sorted({ref["index"] for ref in runtime_refs if ref["kind"] == "param"})

@@ -24,6 +24,7 @@ from .build import (_kernel_module, entry_record, new_manifest, staging_dir, sto
 from .compile_time_prepare import fold_prepare_steps
 from .input_alignment import relax_alignment
 from .output_dir import check_output
+from .stream_rows import stream_rows_module
 from . import embedded_mcu
 from .target import is_host, is_microcontroller, resolve, to_tvm
 from .nan_propagation import propagate_nan
@@ -359,6 +360,8 @@ def build_bundle(mod: tvm.IRModule, input_names: Sequence[str], param_names: Seq
     record, stored = fold_prepare_steps(record, kernels, stored_tensors(param_names, weights, constants))
     kernels = _caller_buffers_aligned(tvm.IRModule({k: kernels[k] for k in sorted({s["kernel"] for s in record["steps"]})}),
                                       record)
+    if is_microcontroller(target_dict):  # RAM is what a board lacks: no whole intermediate tensors
+        kernels = stream_rows_module(kernels)
     offsets, offset = {}, 0
     for name, array in stored:
         offset += (-offset) % 64
