@@ -157,3 +157,15 @@ int main(int argc, char** argv) {
     np.testing.assert_allclose(copied, reference, rtol=1e-5, atol=1e-5 * float(np.abs(reference).max()))
     np.testing.assert_array_equal(in_place, copied)
     assert b"output 0: expected a pointer aligned to its element size (4 bytes)" in done.stderr
+
+
+def test_cortex_m_convolutions_skip_winograd_and_fit_three_feature_maps(tmp_path):
+    """A microcontroller gets direct 3x3 convolutions (Winograd's tiles hold 4x the map): ResNet-8's
+    arena holds at most three 32x32x16 float maps (a block's input, its branch and its output)."""
+    aotnn.set_seed(2)
+    net = randomize(aotnn.models.resnet8(), 2)
+    x = np.zeros((1, 3, 32, 32), np.float32)
+    bundle = aotnn.export(net, aotnn.Tensor(x), file_name=str(tmp_path / "m4"), target="cortex-m4")
+    entry = json.load(open(os.path.join(bundle, "manifest.json")))["entries"]["predict"]
+    assert not any("wino" in step["kernel"] for step in entry["steps"])
+    assert entry["arena_bytes"] <= 3 * 32 * 32 * 16 * 4
