@@ -23,7 +23,8 @@ def _evaluate(record: Mapping[str, Any], kernels: tvm.IRModule,
               params: Sequence[np.ndarray]) -> list[np.ndarray]:
     """The prepared buffers' values: ``record``'s prepare steps run on the host CPU."""
     names = sorted({step["kernel"] for step in record["prepare_steps"]})
-    library = tvm.compile(tvm.IRModule({name: kernels[name] for name in names}), target=tvm.target.Target("llvm"))
+    host_kernels = tvm.IRModule({name: kernels[name].with_attr("global_symbol", name) for name in names})
+    library = tvm.compile(host_kernels, target=tvm.target.Target("llvm"))
     prepared = [np.zeros(tuple(spec["shape"]), spec["dtype"]) for spec in record["prepared"]]
     tables = {"param": params, "prepared": prepared}
     for step in record["prepare_steps"]:

@@ -3,7 +3,11 @@
 The generated ``model.c`` calls the kernels in order on ONE static arena laid out by the memory
 plan (64-byte aligned), keeps weights linked in (``weights.S`` includes ``weights.bin``) or
 loaded by the caller, and gives kernels scratch memory from a static pool sized at compile
-time: the inference path never touches the heap.
+time: the inference path never touches the heap. Weight re-layouts are done at compile time
+(``compile_time_prepare``): weights.bin holds their results, read in place (flash on a
+microcontroller); the tensor and step tables are const; ``aotnn_model_run_in_place`` runs on
+the caller's buffers. Microcontroller kernels compute their stages per output row
+(``stream_rows``).
 """
 from __future__ import annotations
 
