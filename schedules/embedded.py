@@ -23,7 +23,7 @@ import tvm
 
 from aotnn_runtime.native_steps import dlpack_code
 
-from . import backend, pipeline
+from . import backend, pipeline, plan as planning
 from .build import (_kernel_module, entry_record, new_manifest, staging_dir, stored_tensors, write_artifact)
 from .compile_time_prepare import fold_prepare_steps
 from .input_alignment import relax_alignment
@@ -80,6 +80,35 @@ def _pool_bytes(kernels: tvm.IRModule, target: tvm.target.Target) -> int:
     return workspace_bound(kernels) if lowered is None else min(lowered, workspace_bound(kernels))
 
 
+def _place_scratch_in_arena(record: dict[str, Any], kernels: tvm.IRModule, target: tvm.target.Target) -> int:
+    """Give each step's kernel scratch a block of the arena beside the buffers live during that
+    step: ``record`` gets ``step_scratch`` ({"offset", "nbytes"} per step) and a larger
+    ``arena_bytes`` where needed. Returns the static pool's size: 0, or where the kernels'
+    allocations cannot all be read as constants of the steps' kernels, the pool as before."""
+    from .kernel_workspace import lowered_workspace_per_kernel
+    try:
+        per_kernel = lowered_workspace_per_kernel(kernels, target)
+    except Exception:  # a TVM whose pipeline differs: the pool's estimate is always safe
+        per_kernel = None
+    names = {step["kernel"] for step in record["steps"]}
+    if per_kernel is None or record["prepare_steps"] or not set(per_kernel) <= names:
+        return _pool_bytes(kernels, target)
+    spans: dict[int, list[int]] = {}  # buffer slot -> [first step, last step]
+    for index, step in enumerate(record["steps"]):
+        for ref in step["args"]:
+            if ref["kind"] == "buffer":
+                spans.setdefault(ref["index"], [index, index])[1] = index
+    buffers = [(record["buffers"][b]["offset"], max(record["buffers"][b]["nbytes"], 1), first, last)
+               for b, (first, last) in spans.items()]
+    # + 64: the allocator keeps a margin of 8 words below the end of its block
+    sizes = [per_kernel.get(step["kernel"], 0) + 64 if per_kernel.get(step["kernel"]) else 0
+             for step in record["steps"]]
+    offsets, arena = planning.place_step_scratch(buffers, sizes)
+    record["step_scratch"] = [{"offset": o, "nbytes": n} for o, n in zip(offsets, sizes)]
+    record["arena_bytes"] = max(record["arena_bytes"], arena)
+    return 0
+
+
 def _c_dtype(dtype: str) -> tuple[int, int]:
     code = dlpack_code(np.dtype(dtype))
     if code is None:
@@ -107,7 +136,7 @@ def generate_model_c(record: Mapping[str, Any], weight_offsets: Mapping[str, int
     kernels = sorted({s["kernel"] for s in record["steps"]} | {s["kernel"] for s in record["prepare_steps"]})
     lines += [f"extern int32_t __tvm_ffi_{k}(void*, void*, int32_t, void*);" for k in kernels]
     lines += ["", f"static uint8_t aotnn_arena[{max(record['arena_bytes'], 64)}] A64;",
-              f"uint8_t aotnn_workspace_pool[{workspace_bytes}] A64;",
+              f"uint8_t aotnn_workspace_pool[{max(workspace_bytes, 8)}] A64;",
               f"const size_t aotnn_workspace_pool_bytes = {workspace_bytes};",
               "#ifndef AOTNN_WEIGHTS_FROM_FILE",
               "extern const uint8_t aotnn_weights_blob[];",
@@ -144,22 +173,27 @@ def generate_model_c(record: Mapping[str, Any], weight_offsets: Mapping[str, int
               for i, spec in enumerate(record["params"])]
     lines += ["}", "#endif", ""]
 
-    def table(name: str, steps: Sequence[Mapping[str, Any]]) -> list[str]:
-        """A const table of kernel calls: (kernel, its argument array, argument count)."""
+    def table(name: str, steps: Sequence[Mapping[str, Any]], scratch: Sequence[Mapping[str, int]] = ()) -> list[str]:
+        """A const table of kernel calls: (kernel, its argument array, argument count, the offset and
+        size of its scratch block in the arena; size 0: the static pool)."""
         out = []
         for j, step in enumerate(steps):
             args = ", ".join(f"{{AOTNN_FFI_DLTENSOR_PTR, 0, {{.v_ptr = (void*)&{a['kind']}{a['index']}}}}}"
                              for a in step["args"])
             out.append(f"static const AotnnFFIAny {name}_args{j}[] = {{{args}}};")
-        rows = ", ".join(f"{{__tvm_ffi_{s['kernel']}, {name}_args{j}, {len(s['args'])}}}" for j, s in enumerate(steps))
-        out += [f"static const aotnn_step {name}[] = {{{rows or '{0, 0, 0}'}}};", ""]
+        blocks = list(scratch) or [{"offset": 0, "nbytes": 0}] * len(steps)
+        rows = ", ".join(f"{{__tvm_ffi_{s['kernel']}, {name}_args{j}, {len(s['args'])}, {b['offset']}, {b['nbytes']}}}"
+                         for j, (s, b) in enumerate(zip(steps, blocks)))
+        out += [f"static const aotnn_step {name}[] = {{{rows or '{0, 0, 0, 0, 0}'}}};", ""]
         return out
 
-    lines += ["typedef struct { AotnnKernel kernel; const AotnnFFIAny* args; int32_t num_args; } aotnn_step;", ""]
-    lines += table("aotnn_steps", record["steps"])
+    lines += ["typedef struct { AotnnKernel kernel; const AotnnFFIAny* args; int32_t num_args; "
+              "uint32_t scratch_offset; uint32_t scratch_bytes; } aotnn_step;", ""]
+    lines += table("aotnn_steps", record["steps"], record.get("step_scratch", ()))
     lines += ["static aotnn_status aotnn_run_steps(const aotnn_step* steps, size_t count) {", "  size_t i;",
               "  for (i = 0; i < count; ++i) {", "    AotnnFFIAny result = {AOTNN_FFI_NONE, 0, {0}};",
-              "    aotnn_workspace_reset();",
+              "    if (steps[i].scratch_bytes != 0) aotnn_workspace_place(aotnn_arena + steps[i].scratch_offset, steps[i].scratch_bytes);",
+              "    else aotnn_workspace_reset();",
               "    if (steps[i].kernel(0, (void*)steps[i].args, steps[i].num_args, &result) != 0) return AOTNN_ERR_KERNEL;",
               "  }", "  return AOTNN_OK;", "}", ""]
     prepare = bool(record["prepare_steps"])
@@ -375,7 +409,9 @@ def build_bundle(mod: tvm.IRModule, input_names: Sequence[str], param_names: Seq
     try:
         library = tvm.compile(propagate_nan(kernels), target=tvm_target)
         library.mod.write_to_file(os.path.join(staging, "kernels.o"))
-        Path(staging, "model.c").write_text(generate_model_c(record, offsets, offset, _pool_bytes(kernels, tvm_target)))
+        pool = (_place_scratch_in_arena(record, kernels, tvm_target) if is_microcontroller(target_dict)
+                else _pool_bytes(kernels, tvm_target))
+        Path(staging, "model.c").write_text(generate_model_c(record, offsets, offset, pool))
         _write_build_files(staging, target_dict, record)
         os.makedirs(os.path.join(staging, "runtime"))
         for name in RUNTIME_FILES:

@@ -51,6 +51,8 @@ const char* aotnn_last_error(void);
 /* Used by the generated model and by the backend. */
 void aotnn_set_error(const char* message);
 void aotnn_workspace_reset(void);
+/* The next kernel's scratch memory: `bytes` at `base` (a block of the arena planned for it). */
+void aotnn_workspace_place(void* base, size_t bytes);
 /* Points the kernels' backend hooks at runtime/c's (also done by a constructor where there are
  * constructors; bare-metal builds define AOTNN_NO_CONSTRUCTOR and rely on this call). */
 void aotnn_install_backend(void);

@@ -161,11 +161,23 @@ int main(int argc, char** argv) {
 
 def test_cortex_m_convolutions_skip_winograd_and_fit_three_feature_maps(tmp_path):
     """A microcontroller gets direct 3x3 convolutions (Winograd's tiles hold 4x the map): ResNet-8's
-    arena holds at most three 32x32x16 float maps (a block's input, its branch and its output)."""
+    tensors take at most three 32x32x16 float maps (a block's input, its branch and its output);
+    each kernel's scratch is a block of the arena that no tensor live during its step overlaps."""
     aotnn.set_seed(2)
     net = randomize(aotnn.models.resnet8(), 2)
     x = np.zeros((1, 3, 32, 32), np.float32)
     bundle = aotnn.export(net, aotnn.Tensor(x), file_name=str(tmp_path / "m4"), target="cortex-m4")
     entry = json.load(open(os.path.join(bundle, "manifest.json")))["entries"]["predict"]
     assert not any("wino" in step["kernel"] for step in entry["steps"])
-    assert entry["arena_bytes"] <= 3 * 32 * 32 * 16 * 4
+    assert max(b["offset"] + b["nbytes"] for b in entry["buffers"]) <= 3 * 32 * 32 * 16 * 4
+    # kernel scratch lies in the arena too, beside the maps live during its step
+    blocks = entry["step_scratch"]
+    assert len(blocks) == len(entry["steps"]) and any(b["nbytes"] for b in blocks)
+    for index, block in enumerate(blocks):
+        for buffer in entry["buffers"]:
+            live = [i for i, step in enumerate(entry["steps"]) if any(
+                ref["kind"] == "buffer" and entry["buffers"][ref["index"]] is buffer for ref in step["args"])]
+            if block["nbytes"] and live and live[0] <= index <= live[-1]:
+                assert (block["offset"] >= buffer["offset"] + buffer["nbytes"]
+                        or block["offset"] + block["nbytes"] <= buffer["offset"])
+        assert block["offset"] + block["nbytes"] <= entry["arena_bytes"]
