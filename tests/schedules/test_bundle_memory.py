@@ -181,3 +181,79 @@ def test_cortex_m_convolutions_skip_winograd_and_fit_three_feature_maps(tmp_path
                 assert (block["offset"] >= buffer["offset"] + buffer["nbytes"]
                         or block["offset"] + block["nbytes"] <= buffer["offset"])
         assert block["offset"] + block["nbytes"] <= entry["arena_bytes"]
+
+
+def test_weights_loaded_at_run_time_give_the_linked_in_outputs(tmp_path):
+    """-DAOTNN_WEIGHTS_FROM_FILE: no weights until aotnn_model_set_weights gets the bundle's
+    weights.bin (the compile-time re-layouts included); then the outputs of the x86 artifact.
+    A build with the weights linked in refuses the call (its tensor tables are read-only)."""
+    aotnn.set_seed(4)
+    net = randomize(aotnn.models.ds_cnn(), 4)
+    x = np.random.default_rng(4).standard_normal((1, 1, 49, 10)).astype(np.float32)
+    (expected,) = aotnn_runtime.load(aotnn.export(net, aotnn.Tensor(x), file_name=str(tmp_path / "x86"))).run(x)
+    bundle = aotnn.export(net, aotnn.Tensor(x), file_name=str(tmp_path / "b"), file_format="BUNDLE")
+    x.tofile(tmp_path / "x.bin")
+    (tmp_path / "probe.c").write_text(r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "runtime/aotnn_runtime.h"
+static float x[490], y[12];
+int main(int argc, char** argv) {
+  const void* inputs[] = {x};
+  void* outputs[] = {y};
+  FILE* f = fopen(argv[1], "rb");
+  long size;
+  void* weights;
+  if (f == NULL || fread(x, sizeof x, 1, f) != 1) return 2;
+  fclose(f);
+  if (aotnn_model_run(inputs, outputs) != AOTNN_ERR_WEIGHTS) return 3;
+  fprintf(stderr, "%s\n", aotnn_last_error());
+  f = fopen(argv[2], "rb");
+  fseek(f, 0, SEEK_END);
+  size = ftell(f);
+  rewind(f);
+  weights = aligned_alloc(64, ((size_t)size + 63) / 64 * 64);
+  if (fread(weights, 1, (size_t)size, f) != (size_t)size) return 4;
+  fclose(f);
+  if (aotnn_model_set_weights(weights, (size_t)size) != AOTNN_OK) { fprintf(stderr, "%s\n", aotnn_last_error()); return 5; }
+  if (aotnn_model_run(inputs, outputs) != AOTNN_OK) return 6;
+  fwrite(y, sizeof y, 1, stdout);
+  return 0;
+}
+""")
+    flags = "CFLAGS=-O2 -std=c99 -Wall -DAOTNN_WEIGHTS_FROM_FILE"
+    subprocess.run(["make", "-s", flags, "libaotnn_model.a"], cwd=bundle, check=True)
+    subprocess.run(["cc", "-std=c11", "-I", bundle, str(tmp_path / "probe.c"), os.path.join(bundle, "libaotnn_model.a"),
+                    "-lm", "-o", str(tmp_path / "probe")], check=True)
+    done = subprocess.run([str(tmp_path / "probe"), str(tmp_path / "x.bin"), os.path.join(bundle, "weights.bin")],
+                          capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert b"no weights: call aotnn_model_set_weights" in done.stderr
+    reference = np.asarray(expected).ravel()
+    np.testing.assert_allclose(np.frombuffer(done.stdout, np.float32), reference, rtol=1e-5,
+                               atol=1e-5 * float(np.abs(reference).max()))
+
+    subprocess.run(["make", "-s", "clean"], cwd=bundle, check=True)
+    subprocess.run(["make", "-s", "libaotnn_model.a"], cwd=bundle, check=True)
+    (tmp_path / "linked.c").write_text(r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "runtime/aotnn_runtime.h"
+static float x[490], y[12];
+int main(int argc, char** argv) {
+  const void* inputs[] = {x};
+  void* outputs[] = {y};
+  size_t size = (size_t)strtoul(argv[1], NULL, 10);
+  void* weights = aligned_alloc(64, (size + 63) / 64 * 64);
+  if (aotnn_model_run(inputs, outputs) != AOTNN_OK) return 2;
+  if (aotnn_model_set_weights(weights, size) != AOTNN_ERR_WEIGHTS) return 3;
+  fprintf(stderr, "%s\\n", aotnn_last_error());
+  return 0;
+}
+""")
+    subprocess.run(["cc", "-std=c11", "-I", bundle, str(tmp_path / "linked.c"), os.path.join(bundle, "libaotnn_model.a"),
+                    "-lm", "-o", str(tmp_path / "linked")], check=True)
+    size = os.path.getsize(os.path.join(bundle, "weights.bin"))
+    done = subprocess.run([str(tmp_path / "linked"), str(size)], capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert b"this build links its weights in (build with -DAOTNN_WEIGHTS_FROM_FILE" in done.stderr
