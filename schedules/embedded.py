@@ -26,7 +26,7 @@ from aotnn_runtime.native_steps import dlpack_code
 from . import backend, pipeline, plan as planning
 from .build import (_kernel_module, entry_record, new_manifest, staging_dir, stored_tensors, write_artifact)
 from .compile_time_prepare import fold_prepare_steps
-from .input_alignment import relax_alignment
+from .input_alignment import read_inputs_in_place
 from .output_dir import check_output
 from .stream_rows import stream_rows_module
 from . import embedded_mcu
@@ -354,22 +354,6 @@ def _write_build_files(staging: str, target: Mapping[str, Any], record: Mapping[
         Path(staging, "board", name).write_text(text)
 
 
-def _caller_buffers_aligned(kernels: tvm.IRModule, record: Mapping[str, Any]) -> tvm.IRModule:
-    """``kernels`` with every parameter bound to a model input or output aligned to its element
-    size only: ``aotnn_model_run_in_place`` hands the caller's buffers to the kernels."""
-    positions: dict[str, dict[int, int]] = {}
-    for step in record["steps"]:
-        for position, ref in enumerate(step["args"]):
-            if ref["kind"] in ("input", "output"):
-                itemsize = np.dtype(record[ref["kind"] + "s"][ref["index"]]["dtype"]).itemsize
-                positions.setdefault(step["kernel"], {})[position] = itemsize
-    functions = {}
-    for gvar, func in kernels.functions.items():
-        found = positions.get(gvar.name_hint)
-        functions[gvar.name_hint] = relax_alignment(func, set(found), min(found.values())) if found else func
-    return tvm.IRModule(functions)
-
-
 def build_bundle(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[str], *,
                  target: str | Mapping[str, Any], output_dir: str, weights: Mapping[str, np.ndarray],
                  entry: str = "predict", metadata: Mapping[str, Any] | None = None) -> str:
@@ -396,8 +380,8 @@ def build_bundle(mod: tvm.IRModule, input_names: Sequence[str], param_names: Seq
     record, constants = entry_record(lowered, input_names, param_names)
     kernels = _kernel_module(lowered)
     record, stored = fold_prepare_steps(record, kernels, stored_tensors(param_names, weights, constants))
-    kernels = _caller_buffers_aligned(tvm.IRModule({k: kernels[k] for k in sorted({s["kernel"] for s in record["steps"]})}),
-                                      record)
+    kernels = tvm.IRModule({k: kernels[k] for k in sorted({s["kernel"] for s in record["steps"]})})
+    kernels = read_inputs_in_place(kernels, record, kinds=("input", "output"))  # aotnn_model_run_in_place
     if is_microcontroller(target_dict):  # RAM is what a board lacks: no whole intermediate tensors
         kernels = stream_rows_module(kernels)
     offsets, offset = {}, 0
