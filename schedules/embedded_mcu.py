@@ -207,7 +207,8 @@ def main_c(input_bytes: list[int], output_bytes: list[int]) -> str:
     ins = ", ".join(f"input{i}" for i in range(len(input_bytes))) or "0"
     outs = ", ".join(f"output{i}" for i in range(len(output_bytes))) or "0"
     return f"""/* Example for a microcontroller: runs the model once on input<i>.bin (host files, read through
- * semihosting; zeros where missing) and writes output<i>.bin. No heap, no stdio. */
+ * semihosting; zeros where missing) and writes output<i>.bin. No heap, no stdio; the model reads
+ * and writes these buffers in place (no copies). */
 #include <stdint.h>
 #include "runtime/aotnn_runtime.h"
 #include "board/semihosting.h"
@@ -219,7 +220,7 @@ int main(void) {{
   const void* inputs[] = {{{ins}}};
   void* outputs[] = {{{outs}}};
 {read}
-  if (aotnn_model_run(inputs, outputs) != AOTNN_OK) {{
+  if (aotnn_model_run_in_place(inputs, outputs) != AOTNN_OK) {{
     aotnn_semihost_write0("error: ");
     aotnn_semihost_write0(aotnn_last_error());
     aotnn_semihost_write0("\\n");

@@ -41,27 +41,30 @@ def relax_alignment(func: tirx.PrimFunc, positions: set[int], alignment: int) ->
     return tvm.ir.load_json(json.dumps(graph))
 
 
-def read_inputs_in_place(kernels: tvm.IRModule, record: dict[str, Any]) -> tvm.IRModule:
+def read_inputs_in_place(kernels: tvm.IRModule, record: dict[str, Any],
+                         kinds: tuple[str, ...] = ("input",)) -> tvm.IRModule:
     """``kernels`` with every parameter bound to a model input (in ``record``'s steps) aligned to
     the input's element size; marks those inputs ``"alignment"`` in ``record["inputs"]``.
 
     Inputs no kernel takes (e.g. returned as they are) keep the runtime's copy and its 64 bytes.
+    ``kinds=("input", "output")`` does the same for the outputs (a bundle's
+    ``aotnn_model_run_in_place`` hands the caller's buffers to the kernels).
     """
     element_bytes: dict[str, dict[int, int]] = {}  # kernel -> parameter position -> bytes
-    read: set[int] = set()
+    read: set[tuple[str, int]] = set()
     for step in [*record.get("prepare_steps", []), *record["steps"]]:
         for position, ref in enumerate(step["args"]):
-            if ref["kind"] == "input":
-                itemsize = np.dtype(record["inputs"][ref["index"]]["dtype"]).itemsize
+            if ref["kind"] in kinds:
+                itemsize = np.dtype(record[ref["kind"] + "s"][ref["index"]]["dtype"]).itemsize
                 element_bytes.setdefault(step["kernel"], {})[position] = itemsize
-                read.add(ref["index"])
+                read.add((ref["kind"], ref["index"]))
     functions = {}
     for gvar, func in kernels.functions.items():
         positions = element_bytes.get(gvar.name_hint)
         if positions and isinstance(func, tirx.PrimFunc):
             func = relax_alignment(func, set(positions), min(positions.values()))
         functions[gvar.name_hint] = func
-    for index in read:
-        spec = record["inputs"][index]
+    for kind, index in read:
+        spec = record[kind + "s"][index]
         spec["alignment"] = np.dtype(spec["dtype"]).itemsize
     return tvm.IRModule(functions)

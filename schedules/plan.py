@@ -149,3 +149,31 @@ def assign_offsets(plan: KernelPlan, exclude: set[int]) -> tuple[dict[int, int],
         placed.append((offset, size, first[b], last[b]))
     arena = max((o + s for o, s, _, _ in placed), default=0)
     return offsets, arena, total
+
+
+def place_step_scratch(buffers: list[tuple[int, int, int, int]], sizes: list[int]) -> tuple[list[int], int]:
+    """Place each step's scratch block in the arena beside the buffers live during that step.
+
+    Args:
+        buffers: (offset, bytes, first step, last step) of every buffer already in the arena.
+        sizes: scratch bytes of each step (0: none).
+
+    Returns:
+        (offset of each step's block, 0 where none; the arena's size with the blocks in it).
+    """
+    arena = max((o + s for o, s, _, _ in buffers), default=0)
+    offsets = []
+    for step, size in enumerate(sizes):
+        if size <= 0:
+            offsets.append(0)
+            continue
+        size = -(-size // ALIGNMENT) * ALIGNMENT
+        live = sorted((o, s) for o, s, first, last in buffers if first <= step <= last)
+        offset = 0
+        for o, s in live:
+            if offset + size <= o:
+                break
+            offset = max(offset, -(-(o + s) // ALIGNMENT) * ALIGNMENT)
+        offsets.append(offset)
+        arena = max(arena, offset + size)
+    return offsets, arena

@@ -9,8 +9,10 @@
  *
  * Build options for embedded use:
  *   -DAOTNN_STATIC_WORKSPACE  kernels' scratch memory comes from a static pool that the
- *                             generated model defines (aotnn_workspace_pool), used as a
- *                             stack (TVM frees in reverse order): no heap at all.
+ *                             generated model defines (aotnn_workspace_pool), or from the
+ *                             block of the arena the model places per kernel
+ *                             (aotnn_workspace_place), used as a stack (TVM frees in
+ *                             reverse order): no heap at all.
  *   -DAOTNN_NO_THREADS        parallel loops run on the calling thread; no pthreads.
  *   -DAOTNN_NO_CONSTRUCTOR    no constructor installs the hooks (bare metal); the generated
  *                             model calls aotnn_install_backend() itself.
@@ -42,15 +44,28 @@ extern int (*__TVMBackendParallelBarrier)(int, TVMParallelGroupEnv*) __attribute
 extern uint8_t aotnn_workspace_pool[];
 extern const size_t aotnn_workspace_pool_bytes;
 static size_t aotnn_workspace_top = 0;
+static uint8_t* aotnn_workspace_base = 0;   /* 0: the pool */
+static size_t aotnn_workspace_bytes = 0;
 
-void aotnn_workspace_reset(void) { aotnn_workspace_top = 0; }
+void aotnn_workspace_reset(void) {
+  aotnn_workspace_top = 0;
+  aotnn_workspace_base = aotnn_workspace_pool;
+  aotnn_workspace_bytes = aotnn_workspace_pool_bytes;
+}
+
+void aotnn_workspace_place(void* base, size_t bytes) {
+  aotnn_workspace_top = 0;
+  aotnn_workspace_base = (uint8_t*)base;
+  aotnn_workspace_bytes = bytes;
+}
 
 static void* aotnn_alloc_workspace(int device_type, int device_id, uint64_t nbytes, int code, int bits) {
   size_t size = (size_t)((nbytes + 63) & ~(uint64_t)63);
   void* ptr;
   (void)device_type; (void)device_id; (void)code; (void)bits;
-  if (aotnn_workspace_top + size + sizeof(size_t) * 8 > aotnn_workspace_pool_bytes) return NULL;
-  ptr = aotnn_workspace_pool + aotnn_workspace_top;
+  if (aotnn_workspace_base == 0) aotnn_workspace_reset();
+  if (aotnn_workspace_top + size + sizeof(size_t) * 8 > aotnn_workspace_bytes) return NULL;
+  ptr = aotnn_workspace_base + aotnn_workspace_top;
   aotnn_workspace_top += size;
   return ptr;
 }
@@ -58,11 +73,12 @@ static void* aotnn_alloc_workspace(int device_type, int device_id, uint64_t nbyt
 static int aotnn_free_workspace(int device_type, int device_id, void* ptr) {
   (void)device_type; (void)device_id;
   /* stack discipline: freeing a block releases it and everything allocated after it */
-  if (ptr != NULL) aotnn_workspace_top = (size_t)((uint8_t*)ptr - aotnn_workspace_pool);
+  if (ptr != NULL) aotnn_workspace_top = (size_t)((uint8_t*)ptr - aotnn_workspace_base);
   return 0;
 }
 #else
 void aotnn_workspace_reset(void) {}
+void aotnn_workspace_place(void* base, size_t bytes) { (void)base; (void)bytes; }
 
 /* Kernels allocate their scratch buffers per parallel task and free them at its end. Blocks
  * above glibc's mmap threshold would be mapped and unmapped each time, a page fault per 4 KB

@@ -293,7 +293,7 @@ def rewrite_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
         return False
     nchw_input = not rw.has_twin(x) and int(attrs.groups) == 1
     fold = None
-    if not _is_winograd(call, x_shape, w_shape, nchw_input):
+    if not _is_winograd(rw.cpu, call, x_shape, w_shape, nchw_input):
         fold = batchnorm_fold.find_fold(rw, var, w_shape[0])
     if fold is None:
         rw.set_nhwc(var, _emit(rw, call, x_shape, w_shape, out_shape, nchw_input, None))
@@ -317,9 +317,9 @@ def _is_depthwise(groups: int, ic: int, ic_per_group: int) -> bool:
     return groups > 1 and groups == ic and ic_per_group == 1
 
 
-def _is_winograd(call: relax.Call, x_shape, w_shape, nchw_input: bool) -> bool:
+def _is_winograd(cpu: CpuInfo, call: relax.Call, x_shape, w_shape, nchw_input: bool) -> bool:
     groups, strides, dilation, padding = _geometry(call.attrs)
-    return (not _is_depthwise(groups, x_shape[1], w_shape[1]) and not nchw_input
+    return (not cpu.small_memory and not _is_depthwise(groups, x_shape[1], w_shape[1]) and not nchw_input
             and winograd.applies(x_shape, w_shape, strides, padding, dilation, groups))
 
 
@@ -347,7 +347,7 @@ def _emit(rw: Rewriter, call: relax.Call, x_shape, w_shape, out_shape, nchw_inpu
                          primfunc_name_hint="aotnn_dwconv2d")
         if fold is not None:
             batchnorm_fold.start_at_bias(bb, out, DEPTHWISE)
-    elif _is_winograd(call, x_shape, w_shape, nchw_input):
+    elif _is_winograd(rw.cpu, call, x_shape, w_shape, nchw_input):
         out = _winograd(rw, data, weight, w, oc, x_shape[2], x_shape[3])
     else:
         flat = None if nchw_input else use_flat(rw.cpu, oc, oc // groups, out_shape[2], ow)

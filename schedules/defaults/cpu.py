@@ -17,12 +17,15 @@ class CpuInfo:
         vector_registers: how many SIMD registers the ISA has.
         cores: threads that ``parallel`` loops are spread over.
         vnni: the CPU has AVX-512 VNNI (``vpdpbusd``: uint8 x int8 dot products of 4 into int32).
+        small_memory: a microcontroller (kilobytes of RAM): no rewrite that enlarges tensors
+            (Winograd's transformed tiles hold 4x its input).
     """
 
     vector_bits: int = 128
     vector_registers: int = 16
     cores: int = 1
     vnni: bool = False
+    small_memory: bool = False
 
     def lanes(self, dtype: str = "float32") -> int:
         """Elements of ``dtype`` in one SIMD register."""
@@ -48,4 +51,6 @@ def cpu_info(target: tvm.target.Target) -> CpuInfo | None:
         return CpuInfo(256, 16, cores)
     if triple.startswith(("aarch64", "arm64")) or _has("neon", target):
         return CpuInfo(128, 32, cores)
+    if triple.startswith("thumb"):  # Cortex-M
+        return CpuInfo(128, 16, cores, small_memory=True)
     return CpuInfo(128, 16, cores)  # SSE2, the x86-64 baseline

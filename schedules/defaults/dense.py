@@ -37,7 +37,8 @@ def plan_dense(cpu: CpuInfo, m: int, n: int, dtype: str) -> DensePlan:
     With one row the weights are streamed (each vector feeds one FMA as a memory operand), so
     the tile is as wide as 8 accumulators, enough independent FMA chains to hide their latency.
     With more rows the weight vectors are reused from registers: rows x vectors accumulators,
-    plus the vectors and a broadcast, must fit the register file.
+    plus the vectors and a broadcast, must fit the register file. On a microcontroller
+    (``cpu.small_memory``) the tile divides ``n`` where it can: packed weights hold no padding.
     """
     lanes = cpu.lanes(dtype)
     n_vectors_max = max(1, -(-n // lanes))
@@ -49,6 +50,9 @@ def plan_dense(cpu: CpuInfo, m: int, n: int, dtype: str) -> DensePlan:
         n_vectors = min(2, n_vectors_max)
         m_block = _best_ow_block(m, n_vectors, cpu.vector_registers - n_vectors - 2, 8)
     n_block = n_vectors * lanes if n >= lanes else n
+    if cpu.small_memory and n % n_block:  # no zero columns in a microcontroller's flash
+        dividing = [b for b in range(n_block, 0, -lanes) if n % b == 0]
+        n_block = dividing[0] if dividing else (n if n <= n_block else n_block)
     return DensePlan(m_block, n_block, _round_up(m, m_block), _round_up(n, n_block))
 
 

@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from aotnn import Tensor, nn, ops
-from schedules.plan import ALIGNMENT, KernelPlan, Value, assign_offsets
+from schedules.plan import ALIGNMENT, KernelPlan, Value, assign_offsets, place_step_scratch
 
 
 def _chain(sizes):
@@ -139,3 +139,12 @@ def test_stem_output_read_twice_plans_and_matches_torch():
     got = net(Tensor(x)).asnumpy()
     want = _mix_reference(net, x).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
+
+
+def test_step_scratch_goes_beside_the_buffers_live_during_its_step():
+    # buffer A [0, 128) lives in steps 0-1, buffer B [128, 192) in steps 1-2 (hand-placed)
+    buffers = [(0, 128, 0, 1), (128, 64, 1, 2)]
+    offsets, arena = place_step_scratch(buffers, [64, 100, 0, 500])
+    # step 0: after A; step 1: after B, 100 -> 128 bytes; step 2: none; step 3: nothing live -> 0
+    assert offsets == [128, 192, 0, 0]
+    assert arena == 512  # step 3's 500 bytes rounded to 512 outgrow 192 + 128
