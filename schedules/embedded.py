@@ -20,7 +20,9 @@ import tvm
 from aotnn_runtime.native_steps import dlpack_code
 
 from . import backend, pipeline
-from .build import (_kernel_module, entry_record, new_manifest, staging_dir, stored_tensors, write_artifact)
+from .build import (KERNEL_RULES_KEY, _kernel_module, entry_record, new_manifest, staging_dir, stored_tensors,
+                    write_artifact)
+from .defaults import apply_default_schedules
 from .output_dir import check_output
 from . import embedded_mcu
 from .target import is_host, is_microcontroller, resolve, to_tvm
@@ -283,7 +285,9 @@ def build_bundle(mod: tvm.IRModule, input_names: Sequence[str], param_names: Seq
         raise ValueError(f"weights: a bundle needs every parameter's value; missing {missing[:5]}")
     lowered = pipeline.lower_to_kernels(mod, tvm_target)
     record, constants = entry_record(lowered, input_names, param_names)
-    kernels = _kernel_module(lowered)
+    rules: dict[str, str | None] = {}
+    # the host's default schedules also serve boards: NEON on aarch64, vectorized loops on Cortex-M
+    kernels = apply_default_schedules(_kernel_module(lowered), tvm_target, rules)
     stored = stored_tensors(param_names, weights, constants)
     offsets, offset = {}, 0
     for name, array in stored:
@@ -299,7 +303,8 @@ def build_bundle(mod: tvm.IRModule, input_names: Sequence[str], param_names: Seq
         os.makedirs(os.path.join(staging, "runtime"))
         for name in RUNTIME_FILES:
             shutil.copy(RUNTIME_C / name, os.path.join(staging, "runtime", name))
-        manifest = new_manifest(target_dict, entry, record, None, {**(metadata or {}), "kind": "bundle"})
+        manifest = new_manifest(target_dict, entry, record, None,
+                                {**(metadata or {}), "kind": "bundle", KERNEL_RULES_KEY: rules})
         return write_artifact(staging, output_dir, manifest, stored)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
