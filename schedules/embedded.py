@@ -24,8 +24,11 @@ import tvm
 from aotnn_runtime.native_steps import dlpack_code
 
 from . import backend, pipeline, plan as planning
-from .build import (_kernel_module, entry_record, new_manifest, staging_dir, stored_tensors, write_artifact)
+from .build import (KERNEL_RULES_KEY, _kernel_module, entry_record, new_manifest, staging_dir, stored_tensors,
+                    write_artifact)
 from .compile_time_prepare import fold_prepare_steps
+from .defaults import apply_default_schedules
+from .defaults.coverage import is_generic
 from .input_alignment import read_inputs_in_place
 from .output_dir import check_output
 from .stream_rows import stream_rows_module
@@ -378,12 +381,18 @@ def build_bundle(mod: tvm.IRModule, input_names: Sequence[str], param_names: Seq
         raise ValueError(f"weights: a bundle needs every parameter's value; missing {missing[:5]}")
     lowered = pipeline.lower_to_kernels(mod, tvm_target)
     record, constants = entry_record(lowered, input_names, param_names)
-    kernels = _kernel_module(lowered)
+    kernels = _kernel_module(lowered)  # re-layouts run unscheduled, on the host
     record, stored = fold_prepare_steps(record, kernels, stored_tensors(param_names, weights, constants))
     kernels = tvm.IRModule({k: kernels[k] for k in sorted({s["kernel"] for s in record["steps"]})})
-    kernels = read_inputs_in_place(kernels, record, kinds=("input", "output"))  # aotnn_model_run_in_place
+    rules: dict[str, str | None] = {}
+    # the host's default schedules also serve boards: NEON on aarch64, vectorized loops on Cortex-M
+    scheduled = apply_default_schedules(kernels, tvm_target, rules)
     if is_microcontroller(target_dict):  # RAM is what a board lacks: no whole intermediate tensors
-        kernels = stream_rows_module(kernels)
+        generic = [name for name, rule in rules.items() if is_generic(rule, name)]
+        streamed = stream_rows_module(tvm.IRModule({name: kernels[name] for name in generic}))
+        scheduled = tvm.IRModule({**{g.name_hint: f for g, f in scheduled.functions.items()},
+                                  **{g.name_hint: f for g, f in streamed.functions.items()}})
+    kernels = read_inputs_in_place(scheduled, record, kinds=("input", "output"))  # aotnn_model_run_in_place
     offsets, offset = {}, 0
     for name, array in stored:
         offset += (-offset) % 64
@@ -400,7 +409,8 @@ def build_bundle(mod: tvm.IRModule, input_names: Sequence[str], param_names: Seq
         os.makedirs(os.path.join(staging, "runtime"))
         for name in RUNTIME_FILES:
             shutil.copy(RUNTIME_C / name, os.path.join(staging, "runtime", name))
-        manifest = new_manifest(target_dict, entry, record, None, {**(metadata or {}), "kind": "bundle"})
+        manifest = new_manifest(target_dict, entry, record, None,
+                                {**(metadata or {}), "kind": "bundle", KERNEL_RULES_KEY: rules})
         return write_artifact(staging, output_dir, manifest, stored)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

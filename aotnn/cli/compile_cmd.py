@@ -7,6 +7,7 @@ import time
 import click
 
 from .app import human_bytes, main, one_line_errors, progress
+from .bundle_memory import bundle_memory, over_budget, parse_size
 from .models import default_output, example_inputs, load_model, load_weights
 
 TARGET_HELP = ("Target: x86 (this host); a C bundle to build for the board: aarch64, armv7a (32-bit ARM Linux), "
@@ -73,6 +74,30 @@ def compile_model(model: str, inputs: tuple[str, ...], target: str, ckpt: str | 
     return path
 
 
+def check_memory_budget(path: str, max_ram: int | None, max_flash: int | None) -> None:
+    """Build the bundle at ``path`` with its Makefile and compare its image with the budget.
+
+    Raises:
+        ValueError: ``path`` is not a C bundle, or its RAM/flash exceeds the budget (the message
+            names the parts and the largest consumers; the bundle stays for ``aotnn inspect``).
+        RuntimeError: the bundle does not build.
+    """
+    import subprocess
+
+    if not os.path.isfile(os.path.join(path, "Makefile")):
+        raise ValueError("--max-ram/--max-flash: only C bundles (a cross target or --bundle) are measured; "
+                         f"{path} is a host artifact")
+    with progress(f"building {path} to measure it"):
+        built = subprocess.run(["make", "-s"], cwd=path, capture_output=True, text=True)
+    if built.returncode != 0:
+        raise RuntimeError(f"make in {path} failed: {built.stderr.strip()[-400:]}")
+    report = bundle_memory(path)
+    problem = over_budget(report, max_ram, max_flash)
+    if problem is not None:
+        raise ValueError(f"{path}: {problem} (the bundle is kept: aotnn inspect {path})")
+    click.echo(f"fits: flash {report.flash_bytes:,d} bytes, RAM {report.ram_bytes:,d} bytes")
+
+
 @main.command(name="compile")
 @click.argument("model")
 @click.option("--input", "inputs", multiple=True, metavar="NAME:D0,D1,...[:DTYPE]",
@@ -87,8 +112,13 @@ def compile_model(model: str, inputs: tuple[str, ...], target: str, ckpt: str | 
               help="Where to write the artifact, exactly this path "
                    "(default: NAME.aot, NAME-TARGET.aot for cross targets).")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
+@click.option("--max-ram", metavar="BYTES[K|M]",
+              help="Build the bundle (make) and fail when its RAM (data, bss, arena, scratch, stack) exceeds this.")
+@click.option("--max-flash", metavar="BYTES[K|M]",
+              help="Build the bundle (make) and fail when its flash (code, read-only data, weights) exceeds this.")
 @one_line_errors
-def compile_command(model: str, inputs, target: str, ckpt, tuning_db, bundle: bool, output, force: bool) -> None:
+def compile_command(model: str, inputs, target: str, ckpt, tuning_db, bundle: bool, output, force: bool,
+                    max_ram: str | None, max_flash: str | None) -> None:
     """Compile MODEL (FILE.py:NAME, MODULE:NAME or FILE.onnx) ahead of time.
 
     For the host (x86) the result is an artifact that `aotnn run` and aotnn_runtime load. For a
@@ -103,9 +133,13 @@ def compile_command(model: str, inputs, target: str, ckpt, tuning_db, bundle: bo
       aotnn compile aotnn.models:lenet5 --target aarch64 -o lenet-arm.aot   # then: make -C lenet-arm.aot
       aotnn compile aotnn.models:ds_cnn --input x:1,1,49,10 --target cortex-m4 -o kws-m4.aot
     """
+    ram_limit = parse_size(max_ram, "--max-ram") if max_ram is not None else None
+    flash_limit = parse_size(max_flash, "--max-flash") if max_flash is not None else None
     start = time.perf_counter()
     path = compile_model(model, inputs, target, ckpt, output, bundle, tuning_db, force)
     click.echo(f"wrote {path} ({human_bytes(directory_size(path))}) in {time.perf_counter() - start:.1f} s")
+    if ram_limit is not None or flash_limit is not None:
+        check_memory_budget(path, ram_limit, flash_limit)
     report = fallback_report(path)
     if report is not None:
         click.echo(report)

@@ -10,6 +10,7 @@ import click
 import numpy as np
 
 from .app import human_bytes, main, one_line_errors
+from .bundle_memory import MemoryReport, bundle_memory
 
 
 def _target_text(target: dict) -> str:
@@ -99,6 +100,21 @@ def _print_artifact(path: str, info: dict, all_kernels: bool) -> None:
         echo(f"  {size:>12,d}  {name}")
 
 
+def print_memory(report: MemoryReport | None, path: str) -> None:
+    """Flash and RAM of a built bundle by part, and its largest symbols."""
+    echo = click.echo
+    if report is None:
+        echo(f"flash/RAM: not built yet (make -C {path} builds the image they are read from)")
+        return
+    for title, total, parts in (("flash", report.flash_bytes, report.flash), ("RAM", report.ram_bytes, report.ram)):
+        echo(f"{title}: {total:,d} bytes ({human_bytes(total)})")
+        for name, size in parts.items():
+            echo(f"  {size:>12,d}  {name}")
+    echo("largest:")
+    for name, category, size, memory in report.largest[:10]:
+        echo(f"  {size:>12,d}  {name} ({category}, {memory})")
+
+
 def onnx_summary(path: str) -> dict[str, Any]:
     from onnx import helper
     from relay_frontend.onnx_import import load_model
@@ -152,7 +168,9 @@ def inspect_command(artifact: str, all_kernels: bool, as_json: bool) -> None:
     """Show what ARTIFACT holds: entry points, inputs and outputs, kernels, memory plan, target, files.
 
     ARTIFACT is a host artifact or a C bundle (the directory aotnn compile/export writes), or an
-    .onnx file. The memory plan line compares the arena (intermediates placed at compile time,
+    .onnx file. For a built bundle (after make) it prints flash and RAM by part, read from the
+    linked image: .text, .rodata, weights, .data, .bss, the arena, kernel scratch, prepared weight
+    copies, input/output buffers and the reserved stack. The memory plan line compares the arena (intermediates placed at compile time,
     bytes reused between tensors whose lifetimes do not overlap) with the sum of all intermediates.
 
     \b
@@ -168,4 +186,12 @@ def inspect_command(artifact: str, all_kernels: bool, as_json: bool) -> None:
         click.echo(json.dumps(info, indent=1)) if as_json else _print_onnx(artifact, info)
         return
     info = artifact_summary(read_manifest(artifact))
-    click.echo(json.dumps(info, indent=1)) if as_json else _print_artifact(artifact, info, all_kernels)
+    memory = bundle_memory(artifact) if info["kind"] == "bundle" else None
+    if as_json:
+        if info["kind"] == "bundle":
+            info["memory"] = memory.as_dict() if memory is not None else None
+        click.echo(json.dumps(info, indent=1))
+        return
+    _print_artifact(artifact, info, all_kernels)
+    if info["kind"] == "bundle":
+        print_memory(memory, artifact)

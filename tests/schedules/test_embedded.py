@@ -1,6 +1,7 @@
 """Bundles for the embedded C runtime: built with make, run natively and on aarch64 under qemu-user."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -65,6 +66,10 @@ def test_aarch64_lenet_matches_x86(lenet):
     out = _run_bundle(path, [x], ["qemu-aarch64"])
     np.testing.assert_allclose(out, net(aotnn.Tensor(x)).asnumpy().ravel(), rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+    # the kernels got the default (NEON) schedules, not TVM's generic loops
+    with open(os.path.join(path, "manifest.json"), encoding="utf-8") as stream:
+        rules = json.load(stream)["metadata"]["kernel_rules"]
+    assert any("conv2d" in kernel and rule for kernel, rule in rules.items()), rules
 
 
 @pytest.mark.skipif(shutil.which("arm-linux-gnueabihf-gcc") is None or shutil.which("qemu-arm") is None,

@@ -1,0 +1,232 @@
+"""Instructions per inference, flash and RAM of the zoo's microcontroller models under qemu-system-arm, and
+instructions per multiply-accumulate of aarch64 bundles under qemu-aarch64.
+
+Instructions are counted by a QEMU TCG plugin (tools/qemu_plugins/insn_count.c, built here with the host
+C compiler against QEMU's plugin API 1): it counts every executed guest instruction and records the
+count each time a marked address runs. The bundle's example main is built to call ``aotnn_model_run``
+twice; marks on ``aotnn_model_run`` and on the first call after it (writing the output) give the first
+call (which runs the prepare steps once) and a steady-state inference. Outputs are compared with the
+x86 artifact of the same network; multiply-accumulates are those of the convolutions and Dense layers
+computed directly (so Winograd kernels do not lower the count).
+
+Flash and RAM are read from the linked image (aotnn.cli.bundle_memory); RAM counts .data, .bss and the
+stack the linker script reserves (16 KB), not a measured stack high-water mark.
+
+Usage:
+    python tools/bench_mcu.py                                   # LeNet5, DS-CNN, ResNet-8 on M4 and M55
+    python tools/bench_mcu.py --models lenet5 --targets cortex-m4
+    python tools/bench_mcu.py --models none --aarch64 resnet18,mobilenetv2 --aarch64-size 224
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+PLUGIN_SOURCE = ROOT / "tools" / "qemu_plugins" / "insn_count.c"
+MCU_MODELS = {"lenet5": (1, 1, 32, 32), "ds_cnn": (1, 1, 49, 10), "resnet8": (1, 3, 32, 32)}
+AARCH64_MODELS = ("resnet18", "mobilenetv2")
+BOARDS = {"cortex-m4": "mps2-an386", "cortex-m7": "mps2-an500", "cortex-m55": "mps3-an547"}
+RUN_CALL = "aotnn_model_run(inputs, outputs) != AOTNN_OK"
+_MARK_LINE = re.compile(r"insn_count mark 0x([0-9a-f]+) (\d+)")
+_TOTAL_LINE = re.compile(r"insn_count total (\d+)")
+
+
+@dataclass
+class Result:
+    model: str
+    target: str
+    macs: int
+    first_call_insns: int
+    insns_per_inference: int
+    insns_per_mac: float
+    flash_bytes: int
+    ram_bytes: int
+    max_error: float
+
+
+def build_plugin(workdir: str) -> str:
+    """Compile the instruction-counting plugin into ``workdir``; returns the .so path."""
+    path = os.path.join(workdir, "insn_count.so")
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-Wall", "-o", path, str(PLUGIN_SOURCE)], check=True)
+    return path
+
+
+def symbol_address(nm: str, image: str, name: str) -> int:
+    """The address of ``name`` in ``image`` (the Thumb bit cleared: QEMU reports even addresses)."""
+    listing = subprocess.run([nm, image], check=True, capture_output=True, text=True).stdout
+    for line in listing.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[2] == name:
+            return int(parts[0], 16) & ~1
+    raise KeyError(f"symbol {name!r} not in {image}")
+
+
+def counted_run(command: Sequence[str], cwd: str, plugin: str, marks: Sequence[int],
+                timeout: float = 3600) -> tuple[int, list[tuple[int, int]]]:
+    """Run a QEMU ``command`` with the counting plugin; returns (total, [(mark address, count)])."""
+    args = ",".join([plugin] + [f"mark={address:x}" for address in marks])
+    done = subprocess.run([command[0], "-d", "plugin", "-plugin", args, *command[1:]], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+    log = done.stdout + done.stderr
+    total = _TOTAL_LINE.search(log)
+    if done.returncode != 0 or total is None:
+        raise RuntimeError(f"{' '.join(command)} failed (status {done.returncode}): {log[-2000:]}")
+    return int(total.group(1)), [(int(a, 16), int(n)) for a, n in _MARK_LINE.findall(log)]
+
+
+def call_counts(hits: list[tuple[int, int]], run_address: int, end_address: int) -> tuple[int, int]:
+    """(first call, second call) instructions from the marks of two ``aotnn_model_run`` calls and the
+    first instruction after them."""
+    runs = [count for address, count in hits if address == run_address]
+    ends = [count for address, count in hits if address == end_address and runs and count > runs[-1]]
+    if len(runs) != 2 or not ends:
+        raise RuntimeError(f"expected two aotnn_model_run calls and then the output; marks were {hits[:8]}")
+    return runs[1] - runs[0], ends[0] - runs[1]
+
+
+def run_twice(bundle: str) -> None:
+    """Make the bundle's example main call the model twice (the second call is the steady state)."""
+    main_c = Path(bundle, "main.c")
+    text = main_c.read_text()
+    if RUN_CALL not in text:
+        raise RuntimeError(f"{main_c}: the call {RUN_CALL!r} was not found")
+    main_c.write_text(text.replace(RUN_CALL, f"({RUN_CALL} || {RUN_CALL})", 1))
+
+
+def network_macs(net, x: np.ndarray) -> int:
+    """Multiply-accumulates of the network's convolutions and Dense layers as direct products
+    (output elements x inputs per output), whatever algorithm the kernels use (Winograd does fewer)."""
+    import aotnn
+    from aotnn import nn
+
+    total = [0]
+
+    def count(cell, inputs, output) -> None:
+        outputs = int(np.prod(output.shape))
+        if isinstance(cell, nn.Conv2d):
+            kernel = cell.kernel_size
+            total[0] += outputs * (cell.in_channels // cell.group) * kernel[0] * kernel[1]
+        else:
+            total[0] += outputs * cell.in_channels
+
+    handles = [cell.register_forward_hook(count) for _, cell in net.cells_and_names()
+               if isinstance(cell, (nn.Conv2d, nn.Dense))]
+    net(aotnn.Tensor(x))
+    for handle in handles:
+        handle.remove()
+    return total[0]
+
+
+def reference(net, x: np.ndarray, workdir: str) -> tuple[np.ndarray, int]:
+    """The x86 artifact's output and the network's multiply-accumulates."""
+    import aotnn
+    import aotnn_runtime
+
+    artifact = aotnn.export(net, aotnn.Tensor(x), file_name=os.path.join(workdir, "x86"))
+    (expected,) = aotnn_runtime.load(artifact).run(x)
+    return np.asarray(expected).ravel(), network_macs(net, x)
+
+
+def scaled_error(actual: np.ndarray, expected: np.ndarray) -> float:
+    """max |actual - expected| / max |expected| (inf on a size mismatch)."""
+    if actual.size != expected.size:
+        return float("inf")
+    return float(np.abs(actual - expected).max() / max(float(np.abs(expected).max()), 1e-30))
+
+
+def make_net(name: str, seed: int):
+    import aotnn
+
+    aotnn.set_seed(seed)
+    return getattr(aotnn.models, name)()
+
+
+def bench_bundle(name: str, shape: tuple[int, ...], target: str, plugin: str, workdir: str, seed: int = 0) -> Result:
+    """Build ``name`` for ``target`` (a Cortex-M CPU or aarch64), run it twice under QEMU with the
+    counting plugin and compare its output with x86."""
+    import aotnn
+    from aotnn.cli.bundle_memory import bundle_memory
+
+    net = make_net(name, seed)
+    x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    expected, macs = reference(net, x, os.path.join(workdir, f"{name}-{target}-ref"))
+    bundle = aotnn.export(net, aotnn.Tensor(x), file_name=os.path.join(workdir, f"{name}-{target}"), target=target)
+    run_twice(bundle)
+    subprocess.run(["make", "-s", "-j2"], cwd=bundle, check=True, capture_output=True)
+    x.tofile(os.path.join(bundle, "input0.bin"))
+    if target == "aarch64":
+        image, nm, end = os.path.join(bundle, "model"), "aarch64-linux-gnu-nm", "fopen"
+        command = ["qemu-aarch64", "./model", "input0.bin"]
+    else:
+        image, nm, end = os.path.join(bundle, "model.elf"), "arm-none-eabi-nm", "aotnn_semihost_write_file"
+        from schedules.embedded_mcu import qemu_command
+        command = qemu_command({"mcpu": target}, BOARDS[target])
+    run_at, end_at = symbol_address(nm, image, "aotnn_model_run"), symbol_address(nm, image, end)
+    _, hits = counted_run(command, bundle, plugin, [run_at, end_at])
+    first, steady = call_counts(hits, run_at, end_at)
+    out = np.fromfile(os.path.join(bundle, "output0.bin"), dtype=np.float32)
+    memory = bundle_memory(bundle)
+    return Result(name, target, macs, first, steady, steady / max(macs, 1), memory.flash_bytes, memory.ram_bytes,
+                  scaled_error(out, expected))
+
+
+def format_rows(results: Sequence[Result]) -> str:
+    lines = [f"{'model':<12} {'target':<11} {'MACs':>11} {'instr/inference':>15} {'first call':>12} "
+             f"{'instr/MAC':>9} {'flash':>11} {'RAM':>11} {'max err':>9}"]
+    for r in results:
+        lines.append(f"{r.model:<12} {r.target:<11} {r.macs:>11,d} {r.insns_per_inference:>15,d} "
+                     f"{r.first_call_insns:>12,d} {r.insns_per_mac:>9.3f} {r.flash_bytes:>11,d} "
+                     f"{r.ram_bytes:>11,d} {r.max_error:>9.1e}")
+    return "\n".join(lines)
+
+
+def _names(text: str, known: Sequence[str], what: str) -> list[str]:
+    names = [] if text == "none" else [n for n in text.split(",") if n]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise SystemExit(f"{what}: unknown {unknown}; expected names from {', '.join(known)} (comma-separated) or none")
+    return names
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default=",".join(MCU_MODELS), help="MCU models (comma-separated, or none)")
+    parser.add_argument("--targets", default="cortex-m4,cortex-m55", help="Cortex-M CPUs (comma-separated)")
+    parser.add_argument("--aarch64", default="", help="aarch64 bundles to count (resnet18, mobilenetv2)")
+    parser.add_argument("--aarch64-size", type=int, default=224, help="image side of the aarch64 models' input")
+    parser.add_argument("--json", help="also write the results to this JSON file")
+    args = parser.parse_args(argv)
+    models = _names(args.models, list(MCU_MODELS), "--models")
+    targets = _names(args.targets, list(BOARDS), "--targets")
+    big = _names(args.aarch64 or "none", AARCH64_MODELS, "--aarch64")
+    results = []
+    with tempfile.TemporaryDirectory(prefix="bench_mcu") as workdir:
+        plugin = build_plugin(workdir)
+        for name in models:
+            for target in targets:
+                results.append(bench_bundle(name, MCU_MODELS[name], target, plugin, workdir))
+                print(format_rows(results[-1:]).splitlines()[1], flush=True)
+        for name in big:
+            shape = (1, 3, args.aarch64_size, args.aarch64_size)
+            results.append(bench_bundle(name, shape, "aarch64", plugin, workdir))
+            print(format_rows(results[-1:]).splitlines()[1], flush=True)
+    print(format_rows(results))
+    if args.json:
+        sys.path.insert(0, str(ROOT / "tools"))
+        from fixture_files import save_json  # noqa: E402
+        save_json(args.json, [asdict(r) for r in results])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
