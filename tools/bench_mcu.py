@@ -36,7 +36,8 @@ PLUGIN_SOURCE = ROOT / "tools" / "qemu_plugins" / "insn_count.c"
 MCU_MODELS = {"lenet5": (1, 1, 32, 32), "ds_cnn": (1, 1, 49, 10), "resnet8": (1, 3, 32, 32)}
 AARCH64_MODELS = ("resnet18", "mobilenetv2")
 BOARDS = {"cortex-m4": "mps2-an386", "cortex-m7": "mps2-an500", "cortex-m55": "mps3-an547"}
-RUN_CALL = "aotnn_model_run(inputs, outputs) != AOTNN_OK"
+# the example mains call one of these (bare-metal boards run on the caller's buffers)
+RUN_FUNCTIONS = ("aotnn_model_run_in_place", "aotnn_model_run")
 _MARK_LINE = re.compile(r"insn_count mark 0x([0-9a-f]+) (\d+)")
 _TOTAL_LINE = re.compile(r"insn_count total (\d+)")
 
@@ -94,13 +95,17 @@ def call_counts(hits: list[tuple[int, int]], run_address: int, end_address: int)
     return runs[1] - runs[0], ends[0] - runs[1]
 
 
-def run_twice(bundle: str) -> None:
-    """Make the bundle's example main call the model twice (the second call is the steady state)."""
+def run_twice(bundle: str) -> str:
+    """Make the bundle's example main call the model twice (the second call is the steady state);
+    returns the name of the function it calls."""
     main_c = Path(bundle, "main.c")
     text = main_c.read_text()
-    if RUN_CALL not in text:
-        raise RuntimeError(f"{main_c}: the call {RUN_CALL!r} was not found")
-    main_c.write_text(text.replace(RUN_CALL, f"({RUN_CALL} || {RUN_CALL})", 1))
+    for function in RUN_FUNCTIONS:
+        call = f"{function}(inputs, outputs) != AOTNN_OK"
+        if call in text:
+            main_c.write_text(text.replace(call, f"({call} || {call})", 1))
+            return function
+    raise RuntimeError(f"{main_c}: no call of {' or '.join(RUN_FUNCTIONS)} was found")
 
 
 def network_macs(net, x: np.ndarray) -> int:
@@ -161,7 +166,7 @@ def bench_bundle(name: str, shape: tuple[int, ...], target: str, plugin: str, wo
     x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
     expected, macs = reference(net, x, os.path.join(workdir, f"{name}-{target}-ref"))
     bundle = aotnn.export(net, aotnn.Tensor(x), file_name=os.path.join(workdir, f"{name}-{target}"), target=target)
-    run_twice(bundle)
+    run_function = run_twice(bundle)
     subprocess.run(["make", "-s", "-j2"], cwd=bundle, check=True, capture_output=True)
     x.tofile(os.path.join(bundle, "input0.bin"))
     if target == "aarch64":
@@ -171,7 +176,7 @@ def bench_bundle(name: str, shape: tuple[int, ...], target: str, plugin: str, wo
         image, nm, end = os.path.join(bundle, "model.elf"), "arm-none-eabi-nm", "aotnn_semihost_write_file"
         from schedules.embedded_mcu import qemu_command
         command = qemu_command({"mcpu": target}, BOARDS[target])
-    run_at, end_at = symbol_address(nm, image, "aotnn_model_run"), symbol_address(nm, image, end)
+    run_at, end_at = symbol_address(nm, image, run_function), symbol_address(nm, image, end)
     _, hits = counted_run(command, bundle, plugin, [run_at, end_at])
     first, steady = call_counts(hits, run_at, end_at)
     out = np.fromfile(os.path.join(bundle, "output0.bin"), dtype=np.float32)

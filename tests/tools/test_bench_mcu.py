@@ -65,6 +65,7 @@ def test_lenet5_on_cortex_m4_is_counted_and_matches_x86(bench_mcu, plugin, tmp_p
     # an FPv4 core does at most one multiply-accumulate per instruction (no SIMD floats); the bound
     # is 25 instructions per MAC, far above what the kernels need (about 5)
     assert result.macs < result.insns_per_inference < 25 * result.macs
-    assert result.first_call_insns >= result.insns_per_inference  # the first call also prepares weights
+    # weights are re-laid out at compile time: the first call does the same work as the next
+    assert abs(result.first_call_insns - result.insns_per_inference) <= result.insns_per_inference // 1000
     assert result.max_error < 1e-5
     assert result.flash_bytes > 200_000 and result.ram_bytes > 0
