@@ -8,7 +8,7 @@ import pytest
 import aotnn
 from aotnn import Tensor, nn
 from aotnn.compression.quant import MinMaxObserver, PercentileObserver, PostTrainingQuantization
-from aotnn.compression.quant.export_int8 import Int8Layer
+from aotnn.compression.quant.export_int8 import Int8Layer, convert_to_int8
 
 RNG = np.random.default_rng(7)
 CALIBRATION = [RNG.standard_normal((8, 3, 12, 12)).astype(np.float32) for _ in range(4)]
@@ -250,3 +250,47 @@ def test_int8_network_batch_sizes_and_export(float_net, int8_net, tmp_path):
     path = export_int8(fake_quant_net, Tensor(HELD_OUT[:2]), file_name=str(tmp_path / "small_int8"))
     out = np.asarray(aotnn_runtime.load(path).run(HELD_OUT[:2]))
     np.testing.assert_allclose(out.reshape(2, 5), int8_net(Tensor(HELD_OUT[:2])).asnumpy(), rtol=1e-5, atol=1e-5)
+
+
+class Residual(nn.Cell):
+    """SequentialCell stem (conv, BatchNorm, ReLU6), a residual block whose one ReLU cell is called twice
+    (after its first convolution and after the addition), a downsampling convolution and a dense head."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.SequentialCell([nn.Conv2d(3, 8, 3, pad_mode="same"), nn.BatchNorm2d(8), nn.ReLU6()])
+        self.conv1 = nn.Conv2d(8, 8, 3, pad_mode="same", has_bias=True)
+        self.conv2 = nn.Conv2d(8, 8, 1, has_bias=True)
+        self.relu = nn.ReLU()
+        self.down = nn.Conv2d(8, 4, 3, stride=2, pad_mode="same", has_bias=True)
+        self.flatten = nn.Flatten()
+        self.head = nn.Dense(4 * 6 * 6, 5)
+
+    def construct(self, x):
+        x = self.stem(x)
+        x = self.relu(x + self.conv2(self.relu(self.conv1(x))))
+        return self.head(self.flatten(self.down(x)))
+
+
+def test_sequential_residual_network_keeps_order_and_accuracy():
+    aotnn.set_seed(3)
+    net = Residual()
+    rng = np.random.default_rng(4)
+    for param in net.get_parameters():
+        if param.name.endswith("moving_variance"):
+            param.set_data(Tensor(rng.uniform(0.5, 1.5, param.shape).astype(np.float32)))
+        elif param.name.endswith(("moving_mean", "bias", "beta")):
+            param.set_data(Tensor(rng.normal(0, 0.2, param.shape).astype(np.float32)))
+    net.set_train(False)
+    fake_quant_net = PostTrainingQuantization().apply(net, CALIBRATION[:2])
+    stem = [type(cell).__name__ for cell in fake_quant_net.stem._cells.values()]
+    assert stem == ["_QuantInput", "_Folded", "ActQuant"]  # the SequentialCell still runs conv, BN, ReLU6
+    relu_sites = [type(cell).__name__ for cell in fake_quant_net.relu._cells.values()]
+    assert relu_sites == ["ActQuant", "ActQuant"]  # one range per call site
+    reference = net(Tensor(HELD_OUT)).asnumpy()
+    int8 = convert_to_int8(fake_quant_net, Tensor(CALIBRATION[0][:1]))(Tensor(HELD_OUT)).asnumpy()
+    fake = fake_quant_net(Tensor(HELD_OUT)).asnumpy()
+    for out in (int8, fake):
+        assert np.linalg.norm(out - reference) <= 0.05 * np.linalg.norm(reference)
+    assert np.mean(np.argmax(int8, 1) == np.argmax(reference, 1)) >= 0.85
+    np.testing.assert_allclose(int8, fake, atol=0.02 * np.abs(reference).max())

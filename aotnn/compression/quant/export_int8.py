@@ -327,11 +327,19 @@ def _producer_qparams(cell: Cell) -> QParams | None:
 
 
 def _replace(network: Cell, name: str, new: Cell) -> None:
+    """Put ``new`` where the sub-cell ``name`` is, at the same place in its parent's order of cells (a
+    SequentialCell runs its cells in that order)."""
     *path, leaf = name.split(".")
     parent = network
     for part in path:
         parent = getattr(parent, part)
+    cells = parent.__dict__["_cells"]
+    order = list(cells)
     setattr(parent, leaf, new)
+    if leaf in order:
+        reordered = [(key, cells[key]) for key in order]
+        cells.clear()
+        cells.update(reordered)
 
 
 def convert_to_int8(network: Cell, *inputs: Any) -> Cell:

@@ -155,12 +155,16 @@ class PostTrainingQuantization:
             TypeError: ``network`` is not a Cell, or a batch is not a Tensor / array (tuple).
             ValueError: no calibration batch, or no convolution or dense layer in ``network``.
         """
-        fake_quant_net = self.apply(network, calibration)
-        return convert_to_int8(fake_quant_net, *self._first_batch)
+        fake_quant_net, example = self._apply(network, calibration)
+        return convert_to_int8(fake_quant_net, *example)
 
     def apply(self, network: Cell, calibration: Iterable) -> Cell:
         """Calibrate and return the fake-quantized network (QAT form with the calibrated ranges), before
-        :func:`convert_to_int8`. Same arguments and errors as :meth:`quantize`."""
+        :func:`convert_to_int8` (``export_int8`` exports it). Same arguments and errors as :meth:`quantize`."""
+        return self._apply(network, calibration)[0]
+
+    def _apply(self, network: Cell, calibration: Iterable) -> tuple[Cell, tuple[Tensor, ...]]:
+        """(the fake-quantized network, one sample of the first calibration batch)."""
         if not isinstance(network, Cell):
             raise TypeError(f"For 'PostTrainingQuantization', the 'network' must be a Cell, "
                             f"but got {type(network).__name__}.")
@@ -182,10 +186,10 @@ class PostTrainingQuantization:
         for bn_name in folded.values():
             _replace(net, bn_name, _Folded())
         # the structure is traced on one sample: a trace holds every layer's input and output
-        self._first_batch = tuple(Tensor(a.asnumpy()[:1]) if a.ndim else a for a in batches[0])
-        self._quantize_inputs(net, self._first_batch, observers)
+        example = tuple(Tensor(a.asnumpy()[:1]) if a.ndim else a for a in batches[0])
+        self._quantize_inputs(net, example, observers)
         net.set_train(False)
-        return net
+        return net, example
 
     def _calibrate(self, net: Cell, cells: dict, batches: list) -> tuple[list, dict]:
         """Run ``net`` on every batch; (events of the first batch, observers by name).
