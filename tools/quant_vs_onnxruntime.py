@@ -6,7 +6,8 @@ inputs, exported with ``export_int8``), onnxruntime on aotnn's ONNX export of th
 onnxruntime on that ONNX quantized by ``onnxruntime.quantization.quantize_static`` (QDQ, per-channel
 int8 weights, uint8 activations, min/max calibration, the same calibration inputs). Latency at
 batch 1 with engines taking turns in blocks (tools/bench.py's ``time_round``); top-1 agreement of
-each int8 model with our float32 on held-out inputs.
+each int8 model with our float32 on held-out inputs ("float classes": how many distinct classes
+float32 predicts on them: random weights may favour a few).
 """
 from __future__ import annotations
 
@@ -97,20 +98,20 @@ def bench_one(name: str, args: Any, workdir: str) -> dict[str, Any]:
     runners = [Runner("float", lambda: modules["float"].run(x1)), Runner("int8", lambda: modules["int8"].run(x1)),
                sessions["ort float"], sessions["ort int8"]]
     ms = time_round(runners, args.repeats, args.pause)
-    return {"model": name, "ms": ms, "ptq_s": ptq_s,
+    return {"model": name, "ms": ms, "ptq_s": ptq_s, "classes": len(set(top1["float"].tolist())),
             "agreement": {key: float(np.mean(top1[key] == top1["float"])) for key in ("int8", "ort int8")}}
 
 
 def format_rows(rows: list[dict[str, Any]]) -> str:
     heads = ["model", "float ms", "int8 ms", "int8/float", "ort float ms", "ort int8 ms", "ort int8/float",
-             "int8/ort int8", "top-1 agree int8", "top-1 agree ort int8", "PTQ s"]
+             "int8/ort int8", "top-1 agree int8", "top-1 agree ort int8", "float classes", "PTQ s"]
     lines = ["| " + " | ".join(heads) + " |", "|" + "|".join("---" for _ in heads) + "|"]
     for row in rows:
         ms, agree = row["ms"], row["agreement"]
         cells = [row["model"], f"{ms['float']:.3f}", f"{ms['int8']:.3f}", f"{ms['int8'] / ms['float']:.2f}",
                  f"{ms['ort float']:.3f}", f"{ms['ort int8']:.3f}", f"{ms['ort int8'] / ms['ort float']:.2f}",
                  f"{ms['int8'] / ms['ort int8']:.2f}", f"{100 * agree['int8']:.1f}%", f"{100 * agree['ort int8']:.1f}%",
-                 f"{row['ptq_s']:.0f}"]
+                 str(row["classes"]), f"{row['ptq_s']:.0f}"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

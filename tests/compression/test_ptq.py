@@ -224,6 +224,8 @@ def test_int8_network_matches_numpy_int8_reference(float_net, int8_net):
     layers = [cell for _, cell in int8_net.cells_and_names() if isinstance(cell, Int8Layer)]
     assert len(layers) == 4 and all(layer.weight.asnumpy().dtype == np.int8 for layer in layers)
     assert [layer.fused for layer in layers] == [True, True, True, False]
+    assert [layer.integer_input for layer in layers] == [False, True, True, True]
+    assert type(int8_net.conv1.fake_quant_input).__name__ == "_Passthrough"  # conv1 quantizes its input itself
     values = _calibration_values(float_net)
     grids = {key: _grid(float(v.min()), float(v.max())) for key, v in values.items()}
     p = _params(float_net)
@@ -284,7 +286,7 @@ def test_sequential_residual_network_keeps_order_and_accuracy():
     net.set_train(False)
     fake_quant_net = PostTrainingQuantization().apply(net, CALIBRATION[:2])
     stem = [type(cell).__name__ for cell in fake_quant_net.stem._cells.values()]
-    assert stem == ["_QuantInput", "_Folded", "ActQuant"]  # the SequentialCell still runs conv, BN, ReLU6
+    assert stem == ["InputQuant", "_Folded", "ActQuant"]  # the SequentialCell still runs conv, BN, ReLU6
     relu_sites = [type(cell).__name__ for cell in fake_quant_net.relu._cells.values()]
     assert relu_sites == ["ActQuant", "ActQuant"]  # one range per call site
     reference = net(Tensor(HELD_OUT)).asnumpy()

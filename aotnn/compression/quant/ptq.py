@@ -10,7 +10,8 @@ dense layer. The network is then rewritten in the quantization-aware form that
 - ``ReLU`` / ``ReLU6`` -> ``ActQuant`` whose range is the activation's observed range (widened to
   hold 0, so that 0 is exact);
 - a layer whose input does not come from an ``ActQuant`` (the network's input, an addition, a layer
-  without activation) gets a ``FakeQuantWithMinMaxObserver`` in front of it holding its input's range.
+  without activation) gets a ``FakeQuantWithMinMaxObserver`` in front of it holding its input's range
+  (an ``InputQuant``; converted, the int8 layer quantizes onto that grid itself).
 
 :func:`convert_to_int8` then turns that network into the same int8 graph QAT deploys to, and
 :func:`export_int8` exports it the same way.
@@ -24,7 +25,8 @@ import numpy as np
 
 from ...common.tensor import Tensor
 from ...nn.cell import Cell
-from .export_int8 import _producer_qparams, _replace, _top_level_quant_cells, _trace, _type, convert_to_int8
+from .export_int8 import (InputQuant, _producer_qparams, _replace, _top_level_quant_cells, _trace, _type,
+                          convert_to_int8)
 from .observer import create_observer
 
 __all__ = ["PostTrainingQuantization"]
@@ -32,18 +34,6 @@ __all__ = ["PostTrainingQuantization"]
 _LAYER_TYPES = ("Conv2d", "Dense")
 _ACT_TYPES = ("ReLU", "ReLU6")
 _WATCHED = _LAYER_TYPES + _ACT_TYPES + ("BatchNorm2d",)
-
-
-class _QuantInput(Cell):
-    """A quantized layer preceded by the fake quant of its input (the input's calibrated grid)."""
-
-    def __init__(self, fake_quant_input: Cell, layer: Cell):
-        super().__init__()
-        self.fake_quant_input = fake_quant_input
-        self.layer = layer
-
-    def construct(self, x):
-        return self.layer(self.fake_quant_input(x))
 
 
 class _CallSites(Cell):
@@ -311,7 +301,7 @@ class PostTrainingQuantization:
             fake_quant = self.quant_config.activation()
             low, high = observer.range()
             _set_range(fake_quant, low, high)
-            _replace(net, name, _QuantInput(fake_quant, by_name[name]))
+            _replace(net, name, InputQuant(fake_quant, by_name[name]))
 
 
 def _set_range(fake_quant: Cell, low: np.ndarray, high: np.ndarray) -> None:
