@@ -73,8 +73,8 @@ def bench_one(name: str, args: Any, workdir: str) -> dict[str, Any]:
     net = _model(name)
     example = Tensor(held_out[:1])
     start = time.perf_counter()
-    fake_quant_net = PostTrainingQuantization().apply(net, [calibration[i:i + 25]
-                                                            for i in range(0, len(calibration), 25)])
+    ptq = PostTrainingQuantization(args.observer, args.percentile)
+    fake_quant_net = ptq.apply(net, [calibration[i:i + 25] for i in range(0, len(calibration), 25)])
     ptq_s = time.perf_counter() - start
     modules = {"float": aotnn.export(net, example, file_name=os.path.join(workdir, f"{name}_float")),
                "int8": export_int8(fake_quant_net, example, file_name=os.path.join(workdir, f"{name}_int8"))}
@@ -127,6 +127,7 @@ def run_models(names: list[str], args: Any) -> int:
             rows.append(bench_one(name, args, workdir))
             print(f"{name}: done", flush=True)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"batch 1, {args.threads} threads, {args.repeats} timed calls per engine, load average {load:.2f}")
+    print(f"batch 1, {args.threads} threads, {args.repeats} timed calls per engine, PTQ observer {args.observer}, "
+          f"load average {load:.2f}")
     print(format_rows(rows))
     return 0 if all(row["agreement"]["int8"] >= 0.99 for row in rows) else 1
