@@ -30,6 +30,7 @@ SHAPES = {"resnet18": (3, 224, 224), "mobilenetv2": (3, 224, 224), "lenet5": (1,
 def _model(name: str):
     from aotnn import models
 
+    aotnn.set_seed(0)  # the same random weights on every run
     net = {"resnet18": models.resnet18, "mobilenetv2": models.mobilenetv2, "lenet5": models.lenet5}[name]()
     net.set_train(False)
     randomize(net)
