@@ -1,8 +1,9 @@
 """Quantization-aware training on scikit-learn's digits, deployed with int8 kernels, keeps the float accuracy.
 
 The float LeNet5 and a LeNet5 of Conv2dQuant/DenseQuant/ActQuant layers train the same way
-(tools/bench_quant.py); the QAT network converted to int8 kernels must classify the held-out split
-within one point of the float network.
+(tools/bench_quant.py); the QAT network converted to int8 kernels, and the float network quantized after
+training from 320 training images (PostTrainingQuantization), must classify the held-out split within
+one point of the float network.
 """
 from __future__ import annotations
 
@@ -32,3 +33,8 @@ def test_int8_lenet5_keeps_float_accuracy(bench_quant):
     layers = [c for _, c in result["int8"].cells_and_names() if isinstance(c, Int8Layer)]
     assert len(layers) == 5 and all(layer.weight.asnumpy().dtype == np.int8 for layer in layers)
     assert [layer.fused for layer in layers] == [False, True, True, True, False]
+    assert acc["ptq"] >= acc["float"] - 0.01, acc
+    # PTQ: the input's calibrated grid feeds the first layer, integers travel between all five layers
+    ptq_layers = [c for _, c in result["ptq"].cells_and_names() if isinstance(c, Int8Layer)]
+    assert [layer.fused for layer in ptq_layers] == [True, True, True, True, False]
+    assert [layer.integer_input for layer in ptq_layers] == [False, True, True, True, True]

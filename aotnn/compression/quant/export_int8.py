@@ -289,6 +289,20 @@ class _Passthrough(Cell):
         return x
 
 
+class InputQuant(Cell):
+    """A quantized layer preceded by the fake quant of its input (post-training quantization puts one
+    where no ActQuant gives the layer its input grid). Converted, the int8 layer quantizes its input
+    onto that grid itself and the fake quant is dropped."""
+
+    def __init__(self, fake_quant_input: Cell, layer: Cell):
+        super().__init__()
+        self.fake_quant_input = fake_quant_input
+        self.layer = layer
+
+    def construct(self, x):
+        return self.layer(self.fake_quant_input(x))
+
+
 def _top_level_quant_cells(network: Cell) -> list[tuple[str, Cell]]:
     found: list[tuple[str, Cell]] = []
     for name, cell in network.cells_and_names():
@@ -327,11 +341,19 @@ def _producer_qparams(cell: Cell) -> QParams | None:
 
 
 def _replace(network: Cell, name: str, new: Cell) -> None:
+    """Put ``new`` where the sub-cell ``name`` is, at the same place in its parent's order of cells (a
+    SequentialCell runs its cells in that order)."""
     *path, leaf = name.split(".")
     parent = network
     for part in path:
         parent = getattr(parent, part)
+    cells = parent.__dict__["_cells"]
+    order = list(cells)
     setattr(parent, leaf, new)
+    if leaf in order:
+        reordered = [(key, cells[key]) for key in order]
+        cells.clear()
+        cells.update(reordered)
 
 
 def convert_to_int8(network: Cell, *inputs: Any) -> Cell:
@@ -393,6 +415,9 @@ def convert_to_int8(network: Cell, *inputs: Any) -> Cell:
         _replace(net, name, converted[name])
     for name in fused_acts:
         _replace(net, name, _Passthrough())
+    for _, cell in net.cells_and_names():
+        if isinstance(cell, InputQuant) and isinstance(cell.layer, Int8Layer) and cell.layer.in_qparams is not None:
+            cell.fake_quant_input = _Passthrough()
     net.set_train(False)
     if inputs and links:
         _link_integer_layers(net, [(converted[a], converted[b]) for a, b in links if calls[b] == 1], inputs)

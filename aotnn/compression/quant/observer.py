@@ -1,0 +1,119 @@
+"""Calibration observers of post-training quantization: they watch a tensor's values over calibration
+batches and answer the range ``(low, high)`` its quantization grid should cover."""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["MinMaxObserver", "PercentileObserver", "create_observer"]
+
+
+class MinMaxObserver:
+    """The smallest and largest value seen, over all calibration batches.
+
+    Args:
+        per_channel (bool): one range per index of ``channel_axis``. Default: False.
+        channel_axis (int): the channel axis when ``per_channel``. Default: 0.
+
+    Examples:
+        >>> observer = MinMaxObserver()
+        >>> observer.update(np.array([-1.0, 3.0]))
+        >>> observer.range()
+        (array([-1.]), array([3.]))
+    """
+
+    def __init__(self, per_channel: bool = False, channel_axis: int = 0):
+        self.per_channel, self.channel_axis = bool(per_channel), int(channel_axis)
+        self.low: np.ndarray | None = None
+        self.high: np.ndarray | None = None
+
+    def _rows(self, values: np.ndarray) -> np.ndarray:
+        """``values`` as (channels, -1) float64 (one row when per tensor)."""
+        values = np.asarray(values, np.float64)
+        if not self.per_channel:
+            return values.reshape(1, -1)
+        return np.moveaxis(values, self.channel_axis, 0).reshape(values.shape[self.channel_axis], -1)
+
+    def update(self, values: np.ndarray) -> None:
+        """Take one calibration batch's values into account.
+
+        Raises:
+            ValueError: ``values`` is empty, holds NaN or infinity, or changes its channel count.
+        """
+        rows = self._rows(values)
+        if rows.size == 0:
+            raise ValueError(f"values: expected a non-empty array, got shape {np.shape(values)}")
+        if not np.all(np.isfinite(rows)):
+            raise ValueError("values: expected finite calibration values, got NaN or infinity")
+        low, high = rows.min(axis=1), rows.max(axis=1)
+        if self.low is not None and self.low.shape != low.shape:
+            raise ValueError(f"values: expected {self.low.shape[0]} channels as before, got {low.shape[0]}")
+        self.low = low if self.low is None else np.minimum(self.low, low)
+        self.high = high if self.high is None else np.maximum(self.high, high)
+
+    def range(self) -> tuple[np.ndarray, np.ndarray]:
+        """(low, high), one value per channel (one in all when per tensor).
+
+        Raises:
+            RuntimeError: no batch was observed.
+        """
+        if self.low is None:
+            raise RuntimeError(f"{type(self).__name__}: no calibration batch was observed")
+        return self.low.copy(), self.high.copy()
+
+
+class PercentileObserver(MinMaxObserver):
+    """The ``100 - percentile`` and ``percentile`` percentiles of the values seen (numpy's linear
+    interpolation), which ignores the rare outliers that would stretch a min/max grid.
+
+    Each batch keeps at most ``max_samples_per_batch`` of its values (evenly strided over the
+    flattened batch) per channel; the percentiles are taken over everything kept, so below that
+    size they are exactly numpy's over all calibration values.
+
+    Args:
+        percentile (float): in (50, 100]. Default: 99.99.
+        per_channel (bool): one range per index of ``channel_axis``. Default: False.
+        channel_axis (int): the channel axis when ``per_channel``. Default: 0.
+        max_samples_per_batch (int): values kept per batch and channel. Default: 1 << 15.
+
+    Raises:
+        ValueError: ``percentile`` outside (50, 100] or ``max_samples_per_batch`` below 1.
+    """
+
+    def __init__(self, percentile: float = 99.99, per_channel: bool = False, channel_axis: int = 0,
+                 max_samples_per_batch: int = 1 << 15):
+        super().__init__(per_channel, channel_axis)
+        if isinstance(percentile, bool) or not isinstance(percentile, (int, float)) or not 50 < percentile <= 100:
+            raise ValueError(f"percentile: expected a number in (50, 100], got {percentile!r}")
+        if isinstance(max_samples_per_batch, bool) or not isinstance(max_samples_per_batch, int) \
+                or max_samples_per_batch < 1:
+            raise ValueError(f"max_samples_per_batch: expected a positive int, got {max_samples_per_batch!r}")
+        self.percentile = float(percentile)
+        self.max_samples_per_batch = max_samples_per_batch
+        self.samples: list[np.ndarray] = []
+
+    def update(self, values: np.ndarray) -> None:
+        super().update(values)
+        rows = self._rows(values)
+        stride = -(-rows.shape[1] // self.max_samples_per_batch)
+        self.samples.append(rows[:, ::stride].astype(np.float32))  # calibration values are float32
+
+    def range(self) -> tuple[np.ndarray, np.ndarray]:
+        super().range()
+        values = np.concatenate(self.samples, axis=1).astype(np.float64)
+        low = np.percentile(values, 100.0 - self.percentile, axis=1)
+        high = np.percentile(values, self.percentile, axis=1)
+        return low, high
+
+
+def create_observer(kind: str, percentile: float = 99.99, per_channel: bool = False,
+                    channel_axis: int = 0) -> MinMaxObserver:
+    """A new observer: ``kind`` 'minmax' or 'percentile'.
+
+    Raises:
+        ValueError: an unknown ``kind``.
+    """
+    if kind == "minmax":
+        return MinMaxObserver(per_channel, channel_axis)
+    if kind == "percentile":
+        return PercentileObserver(percentile, per_channel, channel_axis)
+    raise ValueError(f"observer: expected 'minmax' or 'percentile', got {kind!r}")
