@@ -363,15 +363,13 @@ def pool_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
     return False
 
 
-# Channel concatenations stay in NCHW for now: channels-last, MixNet's concatenations followed by an
-# unfolded BatchNorm became two kernels each (1.3x -> 2.1x onnxruntime's time), to be looked into
-CONCAT_KEPT_NCHW_AXES = ()
-
 
 def concat_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
-    """A spatial concatenation of 4-D tensors, one of them channels-last, stays channels-last.
+    """A concatenation of 4-D tensors, one of them channels-last, stays channels-last.
 
-    Constant padding is lowered as concatenations with constant blocks along H and W (``nn.Pad``):
+    Channel concatenations (MixNet, GhostNet, DenseNet, GoogLeNet) become concatenations along
+    the innermost axis, which ``concat.py`` schedules branch-free; in NCHW each operand was
+    transposed back and forth (MixNet-S ran 3x onnxruntime's time). Constant padding is lowered as concatenations with constant blocks along H and W (``nn.Pad``):
     in NCHW each costs a transpose of its operand and a strided gather (a padded ResNet-18 stem map
     took 2.2 ms of 8), and the pool after it fell to the generic fallback; channels-last, the
     blocks are contiguous copies and the pooling or convolution after them stays channels-last."""
@@ -384,7 +382,7 @@ def concat_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
     if out is None or len(out) != 4 or not isinstance(parts, relax.Tuple):
         return False
     fields = list(parts.fields)
-    if not any(rw.has_twin(f) for f in fields) or int(call.attrs.axis) % 4 in CONCAT_KEPT_NCHW_AXES:
+    if not any(rw.has_twin(f) for f in fields):
         return False
     if any((shape := static_shape(f)) is None or len(shape) != 4 for f in fields):
         return False
