@@ -33,8 +33,10 @@ def content_key(*parts: Any) -> str:
 @functools.lru_cache(maxsize=None)
 def compiler_fingerprint() -> str:
     """A hash of the code that turns a graph into kernels (this package and runtime/c), so that
-    cached artifacts are rebuilt whenever schedules or the backend change."""
-    digest = hashlib.sha256()
+    cached artifacts are rebuilt whenever schedules or the backend change, and the L2 size
+    pinned for the default schedules' thresholds (``AOTNN_L2_KB``, ``defaults/caches.py``)."""
+    from .defaults.caches import L2_ENV
+    digest = hashlib.sha256(os.environ.get(L2_ENV, "").strip().encode())
     roots = [Path(__file__).resolve().parent, backend.RUNTIME_C]
     for root in roots:
         for path in sorted(root.rglob("*")):

@@ -28,13 +28,14 @@ import tvm
 from tvm import relax
 from tvm.s_tir import Schedule
 
-from .conv2d import CONV, DEPTHWISE, ROW_TASK_WEIGHT_BYTES, UNFLAT, tile
+from .conv2d import CONV, DEPTHWISE, UNFLAT, tile
+from .cpu import current_cpu
 from .inverted_residual import band_rows, expand_row_tile
 from .layout import static_shape
 
-# an expanded tensor this big no longer fits a core's L2 (512 KB on Zen 2/3): MobileNetV2's 28x28
-# blocks (588 KB) merged took 35 us off their six kernels (440 -> 405 us in the model)
-EXPAND_MERGE_MIN_BYTES = 512 * 1024
+# An expanded tensor of a core's L2 or more (CpuInfo.expand_merge_min_bytes) is merged: with 512 KB
+# (Zen 2/3) MobileNetV2's 28x28 blocks (588 KB) merged took 35 us off their six kernels (440 -> 405
+# us in the model)
 
 
 def _primitive_calls(func: relax.Function) -> list[relax.Call]:
@@ -99,7 +100,7 @@ def _row_task_convolution(func: relax.Function) -> bool:
     if w_shape is None or out_shape is None or len(w_shape) != 5 or len(out_shape) != 4:
         return False
     _, kh, kw, ic, _ = w_shape
-    return kh * kw * ic * out_shape[3] * 4 <= ROW_TASK_WEIGHT_BYTES
+    return kh * kw * ic * out_shape[3] * 4 <= current_cpu().row_task_weight_bytes
 
 
 def _worth_merging_expand(mod: tvm.IRModule, func: relax.Function, consumer: relax.Function) -> bool:
@@ -109,7 +110,7 @@ def _worth_merging_expand(mod: tvm.IRModule, func: relax.Function, consumer: rel
     if not _row_task_convolution(func):
         return False
     shape = static_shape(func.body.body)
-    if shape is None or 4 * math.prod(shape) < EXPAND_MERGE_MIN_BYTES:  # float32: the only dtype rewritten
+    if shape is None or 4 * math.prod(shape) < current_cpu().expand_merge_min_bytes:  # float32: the only dtype rewritten
         return False
     consumer_calls = _primitive_calls(consumer)
     if not any(_kernel_name(call).startswith(CONV) for call in consumer_calls[1:]):

@@ -37,7 +37,6 @@ DW_OUT = "aotnn_dwconv2d_out"  # its own name: a depthwise kernel merged with a 
 UNFLAT = "aotnn_conv2d_unflat"
 OUT_ELEMWISE_FUSABLE = 4  # tvm.relax OpPatternKind.kOutEWiseFusable
 WIDE_DEPTHWISE = 28  # output columns from which a depthwise tile holds two vectors of channels
-ROW_TASK_WEIGHT_BYTES = 256 * 1024  # weights a one-row task may read whole (they stay in L2)
 # a flat convolution pays one more pass over its output (pixels back to rows, a 1/in-channels share
 # of the convolution's work: under 2% from 64 channels on): it must beat row tiles by that much.
 # (5% missed 7x7 maps with 32 registers, where 7-pixel row tiles score 1/1.0497 of flat ones)
@@ -438,7 +437,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> Schedule | None:
     # - otherwise (deep layers: few rows, big weights): (channel block, row) pairs, so that a thread
     #   keeps one weight block hot, over an input padded once.
     strip_free = (pad is None and not clamped) or depthwise
-    by_rows = not strip_free and (n * h >= 8 * cpu.cores and weight_bytes <= ROW_TASK_WEIGHT_BYTES
+    by_rows = not strip_free and (n * h >= 8 * cpu.cores and weight_bytes <= cpu.row_task_weight_bytes
                                   or n * h >= 32 * cpu.cores)
     if strip_free:
         sch.reorder(b, i, o_outer, j_outer, *reduction, j_inner, o_inner)

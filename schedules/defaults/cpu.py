@@ -1,4 +1,4 @@
-"""What the default schedules need to know about a CPU target: vector width, registers, cores."""
+"""What the default schedules need to know about a CPU target: vector width, registers, cores, L2."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -6,6 +6,8 @@ from dataclasses import dataclass
 import numpy as np
 import tvm
 from tvm.target import codegen
+
+from . import caches
 
 
 @dataclass(frozen=True)
@@ -19,6 +21,7 @@ class CpuInfo:
         vnni: the CPU has AVX-512 VNNI (``vpdpbusd``: uint8 x int8 dot products of 4 into int32).
         small_memory: a microcontroller (kilobytes of RAM): no rewrite that enlarges tensors
             (Winograd's transformed tiles hold 4x its input).
+        l2_bytes: one core's L2 cache (``caches.py``).
     """
 
     vector_bits: int = 128
@@ -26,6 +29,19 @@ class CpuInfo:
     cores: int = 1
     vnni: bool = False
     small_memory: bool = False
+    l2_bytes: int = caches.DEFAULT_L2_KB * 1024
+
+    @property
+    def row_task_weight_bytes(self) -> int:
+        """Weights a convolution task over one output row may read whole: each row re-reads
+        them, so they should stay in L2 beside the row's input and output (half of it)."""
+        return self.l2_bytes // 2
+
+    @property
+    def expand_merge_min_bytes(self) -> int:
+        """The smallest expanded tensor worth computing inside its depthwise convolution's kernel:
+        one that no longer fits a core's L2 between two kernels."""
+        return self.l2_bytes
 
     def lanes(self, dtype: str = "float32") -> int:
         """Elements of ``dtype`` in one SIMD register."""
@@ -45,12 +61,31 @@ def cpu_info(target: tvm.target.Target) -> CpuInfo | None:
         return None
     cores = int(target.attrs.get("num-cores", 0) or 0) or 1
     triple = str(target.attrs.get("mtriple", "") or "")
+    mcpu = str(target.attrs.get("mcpu", "") or "")
+    host = _host_mcpu() if triple.startswith("x86_64") else None
+    l2 = caches.l2_bytes(mcpu, host)
     if _has("avx512f", target):
-        return CpuInfo(512, 32, cores, vnni=_has("avx512vnni", target))
+        return CpuInfo(512, 32, cores, vnni=_has("avx512vnni", target), l2_bytes=l2)
     if _has("avx2", target) or _has("avx", target):
-        return CpuInfo(256, 16, cores)
+        return CpuInfo(256, 16, cores, l2_bytes=l2)
     if triple.startswith(("aarch64", "arm64")) or _has("neon", target):
-        return CpuInfo(128, 32, cores)
+        return CpuInfo(128, 32, cores, l2_bytes=l2)
     if triple.startswith("thumb"):  # Cortex-M
-        return CpuInfo(128, 16, cores, small_memory=True)
-    return CpuInfo(128, 16, cores)  # SSE2, the x86-64 baseline
+        return CpuInfo(128, 16, cores, small_memory=True, l2_bytes=l2)
+    return CpuInfo(128, 16, cores, l2_bytes=l2)  # SSE2, the x86-64 baseline
+
+
+def _host_mcpu() -> str | None:
+    """The LLVM name of the CPU this process runs on (whatever ``AOTNN_MCPU`` pins), or None."""
+    try:
+        from schedules.target import _detected_mcpu
+        return _detected_mcpu()
+    except Exception:  # noqa: BLE001 - no detection: cache sizes come from the table
+        return None
+
+
+def current_cpu() -> CpuInfo:
+    """The CpuInfo of the target in scope (``with target:``), or the defaults outside any."""
+    target = tvm.target.Target.current(allow_none=True)
+    info = cpu_info(target) if target is not None else None
+    return info or CpuInfo()

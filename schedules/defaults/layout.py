@@ -11,10 +11,11 @@ The rewrite is all-or-nothing: anything unexpected leaves the module as it was.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 
 import tvm
-from tvm import relax
+from tvm import relax, te
 
 from .cpu import CpuInfo
 
@@ -215,6 +216,8 @@ class Rewriter:
             if deferred is not None:
                 deferred()
                 rewritten = True
+            elif isinstance(value, relax.TupleGetItem):
+                rewritten = split_item_rule(self, var, value)
             else:
                 rewritten = (isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op)
                              and any(rule(self, var, value) for rule in self.rules))
@@ -234,8 +237,32 @@ class Rewriter:
 
 # ---------------------------------------------------------------- rules that carry the twin along
 
+OPAQUE = 8  # tvm.relax OpPatternKind.kOpaque: FuseOps fuses nothing into or out of such a kernel
+
+
+def _copy(t: te.Tensor) -> te.Tensor:
+    return te.compute(t.shape, lambda *i: t(*i), name="param_copy")
+
+
+def materialized(rw: Rewriter, value: relax.Expr) -> relax.Expr:
+    """``value`` (new expression, computed from parameters only) written to a buffer of its own.
+
+    An inference batch norm that is not folded into a convolution (after a concatenation, a
+    pool) multiplies by ``gamma / sqrt(var + eps)``: FuseOps would pull that parameter-only chain
+    into the element-wise kernel that applies it, which then takes a square root and a division
+    per element and per call (MixNet's concatenations ran 3x onnxruntime's time). Behind an
+    opaque copy the chain is a kernel of its own that reads parameters only, so the build runs it
+    once per parameter change and the element-wise kernel reads a plain per-channel vector.
+    """
+    call = rw.bb.call_te(_copy, value, primfunc_name_hint="aotnn_param_copy")
+    gvar = call.args[0]
+    rw.bb.update_func(gvar, rw.bb.get()[gvar].with_attr("op_pattern", OPAQUE))
+    return rw.bb.emit(call)
+
+
 def _broadcast_nhwc(rw: Rewriter, old: relax.Expr) -> relax.Expr | None:
-    """The NHWC form of a binary op's operand that broadcasts against a 4-D NCHW tensor."""
+    """The NHWC form of a binary op's operand that broadcasts against a 4-D NCHW tensor; an
+    operand computed from parameters only comes from a kernel of its own (:func:`materialized`)."""
     if rw.has_twin(old):
         return rw.nhwc(old)
     shape = static_shape(old)
@@ -244,12 +271,30 @@ def _broadcast_nhwc(rw: Rewriter, old: relax.Expr) -> relax.Expr | None:
     value = rw.nchw(old)
     if len(shape) == 0:
         return value
+    if isinstance(old, relax.Var) and rw.param_only(old) and math.prod(shape) > 1:
+        key = ("param_nhwc", old)
+        if key not in rw.memo:
+            rw.memo[key] = _param_nhwc(rw, value, shape)
+        return rw.memo[key]
     if len(shape) < 4:
         shape = (1,) * (4 - len(shape)) + shape
         value = relax.op.reshape(value, shape)
     if shape[1] == 1 and shape[2] * shape[3] == 1:
         return rw.bb.emit(value) if not isinstance(value, relax.Var) else value
     return rw.bb.emit(relax.op.permute_dims(value, NHWC_FROM_NCHW))
+
+
+def _param_nhwc(rw: Rewriter, value: relax.Expr, shape: tuple[int, ...]) -> relax.Expr:
+    """The NHWC form of a parameter-only operand of ``shape`` (new ``value``), materialized."""
+    if len(shape) < 4:
+        shape = (1,) * (4 - len(shape)) + shape
+        value = rw.bb.emit(relax.op.reshape(value, shape))
+    n, c, h, w = shape
+    if c > 1 and h * w > 1:
+        value = rw.bb.emit(relax.op.permute_dims(value, NHWC_FROM_NCHW))
+    elif shape != (n, h, w, c):  # the same element order: a reshape
+        value = rw.bb.emit(relax.op.reshape(value, (n, h, w, c)))
+    return materialized(rw, value)
 
 
 def elementwise_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
@@ -318,15 +363,13 @@ def pool_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
     return False
 
 
-# Channel concatenations stay in NCHW for now: channels-last, MixNet's concatenations followed by an
-# unfolded BatchNorm became two kernels each (1.3x -> 2.1x onnxruntime's time), to be looked into
-CONCAT_KEPT_NCHW_AXES = (1,)
-
 
 def concat_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
-    """A spatial concatenation of 4-D tensors, one of them channels-last, stays channels-last.
+    """A concatenation of 4-D tensors, one of them channels-last, stays channels-last.
 
-    Constant padding is lowered as concatenations with constant blocks along H and W (``nn.Pad``):
+    Channel concatenations (MixNet, GhostNet, DenseNet, GoogLeNet) become concatenations along
+    the innermost axis, which ``concat.py`` schedules branch-free; in NCHW each operand was
+    transposed back and forth (MixNet-S ran 3x onnxruntime's time). Constant padding is lowered as concatenations with constant blocks along H and W (``nn.Pad``):
     in NCHW each costs a transpose of its operand and a strided gather (a padded ResNet-18 stem map
     took 2.2 ms of 8), and the pool after it fell to the generic fallback; channels-last, the
     blocks are contiguous copies and the pooling or convolution after them stays channels-last."""
@@ -339,12 +382,48 @@ def concat_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
     if out is None or len(out) != 4 or not isinstance(parts, relax.Tuple):
         return False
     fields = list(parts.fields)
-    if not any(rw.has_twin(f) for f in fields) or int(call.attrs.axis) % 4 in CONCAT_KEPT_NCHW_AXES:
+    if not any(rw.has_twin(f) for f in fields):
         return False
     if any((shape := static_shape(f)) is None or len(shape) != 4 for f in fields):
         return False
     axis = NCHW_TO_NHWC_AXIS[int(call.attrs.axis) % 4]
     rw.set_nhwc(var, rw.bb.emit(relax.op.concat([rw.nhwc(f) for f in fields], axis=axis)))
+    return True
+
+
+def _split_bounds(indices_or_sections, size: int) -> list[int] | None:
+    """[0, the split points..., size] of ``relax.split``'s attribute, or None if not static."""
+    if isinstance(indices_or_sections, (int, tvm.tirx.IntImm)):
+        sections = int(indices_or_sections)
+        if sections < 1 or size % sections:
+            return None
+        return [i * (size // sections) for i in range(sections + 1)]
+    try:
+        points = [int(i) for i in indices_or_sections]
+    except (TypeError, ValueError):
+        return None
+    return [0, *points, size]
+
+
+def split_item_rule(rw: Rewriter, var: relax.Var, item: relax.TupleGetItem) -> bool:
+    """A piece of a 4-D tensor's split (``relax.split``), the tensor channels-last: a channels-last
+    slice. MixNet splits its channels between depthwise convolutions of several kernel sizes; in
+    NCHW each split cost a transpose of its input, and a transpose back per piece."""
+    source = item.tuple_value
+    call = rw.value_of(source) if isinstance(source, relax.Var) else None
+    if not (isinstance(call, relax.Call) and getattr(call.op, "name", None) == "relax.split"):
+        return False
+    x = call.args[0]
+    shape = static_shape(x)
+    if shape is None or len(shape) != 4 or not rw.has_twin(x):
+        return False
+    axis = int(call.attrs.axis) % 4
+    bounds = _split_bounds(call.attrs.indices_or_sections, shape[axis])
+    if bounds is None or not 0 <= item.index < len(bounds) - 1:
+        return False
+    piece = relax.op.strided_slice(rw.nhwc(x), axes=[NCHW_TO_NHWC_AXIS[axis]], begin=[bounds[item.index]],
+                                   end=[bounds[item.index + 1]])
+    rw.set_nhwc(var, rw.bb.emit(piece))
     return True
 
 
