@@ -121,14 +121,14 @@ def check_model(model: onnx.ModelProto) -> None:
     except Exception as err:
         message = " ".join(str(err).split()) or type(err).__name__
         raise OnnxImportError(f"malformed ONNX model: {_node_named_in(message)}{message}") from None
-    from tvm.relax.frontend.onnx.onnx_frontend import _get_convert_map
-    known = set(_get_convert_map()) | {"Constant"}
+    from .onnx_converters import supported_ops
+    known = supported_ops()
     for index, node in enumerate(model.graph.node):
         if node.domain not in ("", "ai.onnx"):
             raise OnnxImportError(f"{_node_label(node, index)}: custom op domain {node.domain!r} is not supported")
         if node.op_type not in known:
             raise OnnxImportError(f"{_node_label(node, index)}: op type {node.op_type!r} is not supported by "
-                                  f"TVM's ONNX importer")
+                                  f"aotnn's ONNX import")
         if node.op_type in ("If", "Loop", "Scan"):
             raise OnnxImportError(f"{_node_label(node, index)}: control flow ({node.op_type}) cannot be compiled "
                                   f"ahead of time into a static kernel sequence")
@@ -354,20 +354,23 @@ def import_onnx(source: str | os.PathLike | bytes | onnx.ModelProto,
         OnnxImportError: a malformed model, an unsupported op or a failing conversion (naming the node),
             or shapes that stay dynamic.
     """
-    from tvm.relax.frontend.onnx.onnx_frontend import ONNXGraphImporter
+    from .onnx_converters import AotnnOnnxImporter, ConverterError
 
     model = load_model(source)
     check_model(model)
     specs = _data_inputs(model, shape_dict)
     prepared = _constants_inline(model)
     opset = _opset(model)
-    importer = ONNXGraphImporter({name: list(shape) for name, (shape, _) in specs.items()},
+    importer = AotnnOnnxImporter({name: list(shape) for name, (shape, _) in specs.items()},
                                  {name: dtype for name, (_, dtype) in specs.items()},
                                  keep_params_in_input=True, sanitize=True)
     try:
         with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):  # TVM prints as it fails
             warnings.simplefilter("ignore")
             mod = importer.from_onnx(prepared.graph, opset)
+    except ConverterError as err:
+        where, _ = _failing_node(importer, prepared.graph)
+        raise OnnxImportError(f"{where}: {err}") from None
     except Exception as err:
         message = str(err).strip().splitlines()
         detail = message[-1] if message else type(err).__name__
