@@ -141,14 +141,27 @@ def _opset(model: onnx.ModelProto) -> int:
     return 1
 
 
+# node inputs that set output shapes whatever their dtype (Resize's roi, scales and sizes; Upsample's
+# scales): aotnn needs them constant, as integer shape inputs
+STATIC_INPUTS: dict[str, tuple[int, ...]] = {"Resize": (1, 2, 3), "Upsample": (1,)}
+
+
+def static_input_names(graph: onnx.GraphProto) -> set[str]:
+    """Names of the values ``graph`` feeds to the :data:`STATIC_INPUTS` positions of its nodes."""
+    return {node.input[i] for node in graph.node for i in STATIC_INPUTS.get(node.op_type, ())
+            if i < len(node.input) and node.input[i]}
+
+
 def _constants_inline(model: onnx.ModelProto) -> onnx.ModelProto:
-    """Integer and bool initializers (shapes, axes, indices) become Constant nodes, so that TVM folds
-    them; only floating-point initializers stay as weights."""
+    """Integer and bool initializers (shapes, axes, indices) and those at static input positions
+    (Resize's scales, ...) become Constant nodes, so that TVM folds them; only the other floating-point
+    initializers stay as weights."""
     model = copy.deepcopy(model)
     graph = model.graph
     keep, constants = [], []
+    static = static_input_names(graph)
     for tensor in graph.initializer:
-        if helper.tensor_dtype_to_np_dtype(tensor.data_type).kind == "f":
+        if helper.tensor_dtype_to_np_dtype(tensor.data_type).kind == "f" and tensor.name not in static:
             keep.append(tensor)
         else:
             constants.append(helper.make_node("Constant", [], [tensor.name], value=tensor,
@@ -208,9 +221,10 @@ def _constant_hint(importer: Any, node: onnx.NodeProto) -> str:
     """``; its input 'i' must be a constant ...`` when integer inputs of ``node`` are not constants: shapes,
     axes and sizes computed at run time make shapes that aotnn cannot compile statically."""
     produced = getattr(importer, "_nodes", {})
+    static = static_input_names(onnx.helper.make_graph([node], "node", [], []))
     varying = [name for name in node.input if name in produced and not isinstance(produced[name], tvm.ir.expr.Constant)
                and isinstance(getattr(produced[name], "ty", None), relax.TensorType)
-               and str(produced[name].ty.dtype).startswith(("int", "uint"))]
+               and (name in static or str(produced[name].ty.dtype).startswith(("int", "uint")))]
     if not varying or node.op_type in ("Gather", "GatherElements", "GatherND", "OneHot", "ScatterElements",
                                        "ScatterND", "Where", "Equal", "Cast", "CastLike", "Add", "Sub", "Mul"):
         return ""
