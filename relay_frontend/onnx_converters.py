@@ -190,7 +190,33 @@ def power(bb: relax.BlockBuilder, inputs: Sequence[Any], attrs: dict, opset: int
     return relax.op.astype(bb.emit(relax.op.power(*wide)), base_dtype)
 
 
+def one_hot(bb: relax.BlockBuilder, inputs: Sequence[Any], attrs: dict, opset: int) -> relax.Expr:
+    """OneHot of any depth and values dtype (TVM's converter takes integer ones only): indices (cast to
+    int64, negative ones counted from the end) compared with 0..depth-1 on a new ``axis``; indices
+    outside [-depth, depth) give all off values."""
+    indices = inputs[0]
+    depth_value = _constant(inputs[1], "depth")
+    values = _constant(inputs[2], "values")
+    if depth_value.size != 1 or values.size != 2:
+        raise ConverterError(f"inputs 'depth' and 'values': expected one and two values, got shapes "
+                             f"{depth_value.shape} and {values.shape}")
+    depth = int(depth_value.reshape(-1)[0])
+    ndim = _rank(indices, "indices")
+    axis = _axis(int(attrs.get("axis", -1)), ndim + 1, "attribute 'axis'")
+    op = relax.op
+    index = bb.emit(op.astype(indices, "int64"))
+    depth_const = relax.const(np.array(depth, np.int64), "int64")
+    negative = bb.emit(op.less(index, relax.const(np.array(0, np.int64), "int64")))
+    index = bb.emit(op.expand_dims(bb.emit(op.where(negative, bb.emit(op.add(index, depth_const)), index)), axis))
+    positions = np.arange(depth, dtype=np.int64).reshape([depth] + [1] * (ndim - axis))
+    hit = bb.emit(op.equal(index, relax.const(positions, "int64")))
+    dtype = str(values.dtype)
+    off, on = (relax.const(np.array(v, dtype), dtype) for v in values.reshape(-1))
+    return op.where(hit, on, off)
+
+
 CONVERTERS: dict[str, Converter] = {
+    "OneHot": one_hot,
     "Celu": celu,
     "LpNormalization": lp_normalization,
     "IsInf": is_inf,

@@ -141,9 +141,11 @@ def _opset(model: onnx.ModelProto) -> int:
     return 1
 
 
-# node inputs that set output shapes whatever their dtype (Resize's roi, scales and sizes; Upsample's
-# scales): aotnn needs them constant, as integer shape inputs
-STATIC_INPUTS: dict[str, tuple[int, ...]] = {"Resize": (1, 2, 3), "Upsample": (1,)}
+# node inputs that set output shapes or that TVM's converters read at import, whatever their dtype
+# (Resize's roi, scales and sizes; Range's bounds; OneHot's depth; Pad's value): aotnn needs them constant,
+# as integer shape inputs
+STATIC_INPUTS: dict[str, tuple[int, ...]] = {"Resize": (1, 2, 3), "Upsample": (1,), "Range": (0, 1, 2),
+                                             "OneHot": (1, 2), "Pad": (1, 2, 3)}
 
 
 def static_input_names(graph: onnx.GraphProto) -> set[str]:
@@ -247,7 +249,8 @@ def _static_type(ty: Any) -> bool:
         return values is not None and all(isinstance(v, (int, tvm.tirx.IntImm)) for v in values)
     if not isinstance(ty, relax.TensorType):
         return True
-    return ty.shape is not None and all(isinstance(v, (int, tvm.tirx.IntImm)) for v in ty.shape.values)
+    values = getattr(ty.shape, "values", None)  # None also where the shape is a variable (ConstantOfShape)
+    return values is not None and all(isinstance(v, (int, tvm.tirx.IntImm)) for v in values)
 
 
 def _dynamic_shape_origin(importer: Any, graph: onnx.GraphProto) -> str:
@@ -257,9 +260,10 @@ def _dynamic_shape_origin(importer: Any, graph: onnx.GraphProto) -> str:
         outputs = [produced.get(name) for name in node.output if name]
         if all(out is None or _is_static(out) for out in outputs):
             continue
+        static = static_input_names(onnx.helper.make_graph([node], "node", [], []))
         varying = [name for name in node.input if name and not isinstance(produced.get(name), tvm.ir.expr.Constant)
                    and isinstance(getattr(produced.get(name), "ty", None), relax.TensorType)
-                   and str(produced[name].ty.dtype).startswith(("int", "uint", "bool"))]
+                   and (name in static or str(produced[name].ty.dtype).startswith(("int", "uint", "bool")))]
         which = (f"its input{'s' if len(varying) > 1 else ''} {', '.join(map(repr, varying))} must be "
                  f"{'constants' if len(varying) > 1 else 'a constant'} (an initializer or a Constant node)"
                  if varying else "its output shape depends on input values")

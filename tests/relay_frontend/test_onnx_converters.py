@@ -3,6 +3,7 @@ Mean/InvStdDev outputs, TopK and CumSum in the form exported models hold them (K
 from __future__ import annotations
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
@@ -109,3 +110,20 @@ def test_pow_of_mixed_and_integer_types_matches_numpy(base, exponent):
     got, expected = run_both(model, base)
     assert_same(got, expected)
     np.testing.assert_array_equal(got[0], np.power(base.astype(np.float64), exponent).astype(base.dtype))
+
+
+def test_one_hot_with_float_depth_and_values_matches_onnxruntime():
+    x = np.array([[0, 2, -1], [5, 1, -4]], np.int64)  # -1 counts from the end, 5 and -4 are out of range
+    model = one_node_model("OneHot", x, [("y", TensorProto.FLOAT)],
+                           {"depth": np.array(4.0, np.float32), "values": np.array([-1.5, 2.0], np.float32)},
+                           axis=1)
+    model_proto = onnx.load_from_string(model)
+    model_proto.graph.output[0].type.tensor_type.shape.dim.add()  # rank 3
+    model = model_proto.SerializeToString()
+    got, expected = run_both(model, x)
+    assert_same(got, expected)
+    reference = np.full((2, 4, 3), -1.5, np.float32)
+    for (i, j), v in np.ndenumerate(x):
+        if -4 <= v < 4:
+            reference[i, v % 4, j] = 2.0
+    np.testing.assert_array_equal(got[0], reference)

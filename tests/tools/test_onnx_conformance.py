@@ -28,6 +28,7 @@ CASES = [
     "test_simple_rnn_batchwise", "test_layer_normalization_3d_axis1_epsilon", "test_top_k_smallest",
     "test_cumsum_1d_reverse_exclusive", "test_celu", "test_l2normalization_axis_0", "test_isinf_negative",
     "test_pow_types_int32_float32", "test_resize_upsample_scales_linear", "test_clip_default_int8_min",
+    "test_onehot_with_axis", "test_range_float_type_positive_delta", "test_constantofshape_int_zeros", "test_constant_pad",
 ]
 
 
