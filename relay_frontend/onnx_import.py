@@ -1,5 +1,7 @@
 """ONNX import: an ONNX model -> a Relax function (data inputs, then weights) through TVM's Relax ONNX
-frontend, checked first so that bad models fail with the name of the node at fault.
+frontend with aotnn's converters where TVM's lack or are wrong (``onnx_converters``: LSTM/GRU/RNN,
+LayerNormalization, TopK, CumSum, ...), checked first so that bad models fail with the name of the node
+at fault.
 
 The imported function feeds the same pipeline as a captured network: :func:`import_onnx` gives the
 function, its input and parameter names and the weights, and the ``onnx_graph`` lowering rule inlines
@@ -111,7 +113,7 @@ def _node_named_in(message: str) -> str:
 
 
 def check_model(model: onnx.ModelProto) -> None:
-    """Validate ``model`` with ``onnx.checker`` and against the ops TVM's frontend imports.
+    """Validate ``model`` with ``onnx.checker`` and against the ops the import takes (TVM's and aotnn's).
 
     Raises:
         OnnxImportError: naming the node (name and op type) at fault where the checker tells it.
@@ -305,9 +307,8 @@ def _declared(info: onnx.ValueInfoProto) -> tuple[tuple[int, ...] | None, str | 
 
 
 def _as_declared(bb: relax.BlockBuilder, value: relax.Expr, info: onnx.ValueInfoProto | None) -> relax.Expr:
-    """``value`` in the form the model declares where TVM's importer returns another: LayerNormalization's
-    Mean/InvStdDev without their kept unit axes (reshaped, same elements) and Dropout's mask as float
-    (cast to bool)."""
+    """``value`` in the form the model declares where TVM's importer returns another: a shape with the same
+    elements but other unit axes (reshaped) and Dropout's mask as float (cast to bool)."""
     if info is None or not isinstance(value.ty, relax.TensorType) or value.ty.shape is None:
         return value
     shape, dtype = _declared(info)
