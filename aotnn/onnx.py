@@ -176,7 +176,8 @@ class OnnxCell(Cell):
 def load_onnx(path: str | os.PathLike | bytes, shape_dict: dict[str, Any] | None = None) -> OnnxCell:
     """Import an ONNX model as a Cell that compiles and runs like any network.
 
-    The model is validated with ``onnx.checker`` and imported by TVM's Relax ONNX frontend; calling
+    The model is validated with ``onnx.checker`` and imported by TVM's Relax ONNX frontend (with aotnn's
+    converters for the ops it lacks or gets wrong: LSTM/GRU/RNN, TopK, CumSum, ...); calling
     the Cell compiles it through the same pipeline as a captured network, ``aotnn.export`` writes
     it as an artifact, a bundle or ONNX again, and ``aotnn.load_checkpoint`` loads weights into it
     by initializer name.

@@ -1,5 +1,7 @@
 """ONNX import: an ONNX model -> a Relax function (data inputs, then weights) through TVM's Relax ONNX
-frontend, checked first so that bad models fail with the name of the node at fault.
+frontend with aotnn's converters where TVM's lack or are wrong (``onnx_converters``: LSTM/GRU/RNN,
+LayerNormalization, TopK, CumSum, ...), checked first so that bad models fail with the name of the node
+at fault.
 
 The imported function feeds the same pipeline as a captured network: :func:`import_onnx` gives the
 function, its input and parameter names and the weights, and the ``onnx_graph`` lowering rule inlines
@@ -111,7 +113,7 @@ def _node_named_in(message: str) -> str:
 
 
 def check_model(model: onnx.ModelProto) -> None:
-    """Validate ``model`` with ``onnx.checker`` and against the ops TVM's frontend imports.
+    """Validate ``model`` with ``onnx.checker`` and against the ops the import takes (TVM's and aotnn's).
 
     Raises:
         OnnxImportError: naming the node (name and op type) at fault where the checker tells it.
@@ -121,14 +123,14 @@ def check_model(model: onnx.ModelProto) -> None:
     except Exception as err:
         message = " ".join(str(err).split()) or type(err).__name__
         raise OnnxImportError(f"malformed ONNX model: {_node_named_in(message)}{message}") from None
-    from tvm.relax.frontend.onnx.onnx_frontend import _get_convert_map
-    known = set(_get_convert_map()) | {"Constant"}
+    from .onnx_converters import supported_ops
+    known = supported_ops()
     for index, node in enumerate(model.graph.node):
         if node.domain not in ("", "ai.onnx"):
             raise OnnxImportError(f"{_node_label(node, index)}: custom op domain {node.domain!r} is not supported")
         if node.op_type not in known:
             raise OnnxImportError(f"{_node_label(node, index)}: op type {node.op_type!r} is not supported by "
-                                  f"TVM's ONNX importer")
+                                  f"aotnn's ONNX import")
         if node.op_type in ("If", "Loop", "Scan"):
             raise OnnxImportError(f"{_node_label(node, index)}: control flow ({node.op_type}) cannot be compiled "
                                   f"ahead of time into a static kernel sequence")
@@ -141,14 +143,29 @@ def _opset(model: onnx.ModelProto) -> int:
     return 1
 
 
+# node inputs that set output shapes or that TVM's converters read at import, whatever their dtype
+# (Resize's roi, scales and sizes; Range's bounds; OneHot's depth; Pad's value): aotnn needs them constant,
+# as integer shape inputs
+STATIC_INPUTS: dict[str, tuple[int, ...]] = {"Resize": (1, 2, 3), "Upsample": (1,), "Range": (0, 1, 2),
+                                             "OneHot": (1, 2), "Pad": (1, 2, 3)}
+
+
+def static_input_names(graph: onnx.GraphProto) -> set[str]:
+    """Names of the values ``graph`` feeds to the :data:`STATIC_INPUTS` positions of its nodes."""
+    return {node.input[i] for node in graph.node for i in STATIC_INPUTS.get(node.op_type, ())
+            if i < len(node.input) and node.input[i]}
+
+
 def _constants_inline(model: onnx.ModelProto) -> onnx.ModelProto:
-    """Integer and bool initializers (shapes, axes, indices) become Constant nodes, so that TVM folds
-    them; only floating-point initializers stay as weights."""
+    """Integer and bool initializers (shapes, axes, indices) and those at static input positions
+    (Resize's scales, ...) become Constant nodes, so that TVM folds them; only the other floating-point
+    initializers stay as weights."""
     model = copy.deepcopy(model)
     graph = model.graph
     keep, constants = [], []
+    static = static_input_names(graph)
     for tensor in graph.initializer:
-        if helper.tensor_dtype_to_np_dtype(tensor.data_type).kind == "f":
+        if helper.tensor_dtype_to_np_dtype(tensor.data_type).kind == "f" and tensor.name not in static:
             keep.append(tensor)
         else:
             constants.append(helper.make_node("Constant", [], [tensor.name], value=tensor,
@@ -208,9 +225,10 @@ def _constant_hint(importer: Any, node: onnx.NodeProto) -> str:
     """``; its input 'i' must be a constant ...`` when integer inputs of ``node`` are not constants: shapes,
     axes and sizes computed at run time make shapes that aotnn cannot compile statically."""
     produced = getattr(importer, "_nodes", {})
+    static = static_input_names(onnx.helper.make_graph([node], "node", [], []))
     varying = [name for name in node.input if name in produced and not isinstance(produced[name], tvm.ir.expr.Constant)
                and isinstance(getattr(produced[name], "ty", None), relax.TensorType)
-               and str(produced[name].ty.dtype).startswith(("int", "uint"))]
+               and (name in static or str(produced[name].ty.dtype).startswith(("int", "uint")))]
     if not varying or node.op_type in ("Gather", "GatherElements", "GatherND", "OneHot", "ScatterElements",
                                        "ScatterND", "Where", "Equal", "Cast", "CastLike", "Add", "Sub", "Mul"):
         return ""
@@ -233,7 +251,8 @@ def _static_type(ty: Any) -> bool:
         return values is not None and all(isinstance(v, (int, tvm.tirx.IntImm)) for v in values)
     if not isinstance(ty, relax.TensorType):
         return True
-    return ty.shape is not None and all(isinstance(v, (int, tvm.tirx.IntImm)) for v in ty.shape.values)
+    values = getattr(ty.shape, "values", None)  # None also where the shape is a variable (ConstantOfShape)
+    return values is not None and all(isinstance(v, (int, tvm.tirx.IntImm)) for v in values)
 
 
 def _dynamic_shape_origin(importer: Any, graph: onnx.GraphProto) -> str:
@@ -243,9 +262,10 @@ def _dynamic_shape_origin(importer: Any, graph: onnx.GraphProto) -> str:
         outputs = [produced.get(name) for name in node.output if name]
         if all(out is None or _is_static(out) for out in outputs):
             continue
+        static = static_input_names(onnx.helper.make_graph([node], "node", [], []))
         varying = [name for name in node.input if name and not isinstance(produced.get(name), tvm.ir.expr.Constant)
                    and isinstance(getattr(produced.get(name), "ty", None), relax.TensorType)
-                   and str(produced[name].ty.dtype).startswith(("int", "uint", "bool"))]
+                   and (name in static or str(produced[name].ty.dtype).startswith(("int", "uint", "bool")))]
         which = (f"its input{'s' if len(varying) > 1 else ''} {', '.join(map(repr, varying))} must be "
                  f"{'constants' if len(varying) > 1 else 'a constant'} (an initializer or a Constant node)"
                  if varying else "its output shape depends on input values")
@@ -287,9 +307,8 @@ def _declared(info: onnx.ValueInfoProto) -> tuple[tuple[int, ...] | None, str | 
 
 
 def _as_declared(bb: relax.BlockBuilder, value: relax.Expr, info: onnx.ValueInfoProto | None) -> relax.Expr:
-    """``value`` in the form the model declares where TVM's importer returns another: LayerNormalization's
-    Mean/InvStdDev without their kept unit axes (reshaped, same elements) and Dropout's mask as float
-    (cast to bool)."""
+    """``value`` in the form the model declares where TVM's importer returns another: a shape with the same
+    elements but other unit axes (reshaped) and Dropout's mask as float (cast to bool)."""
     if info is None or not isinstance(value.ty, relax.TensorType) or value.ty.shape is None:
         return value
     shape, dtype = _declared(info)
@@ -354,20 +373,23 @@ def import_onnx(source: str | os.PathLike | bytes | onnx.ModelProto,
         OnnxImportError: a malformed model, an unsupported op or a failing conversion (naming the node),
             or shapes that stay dynamic.
     """
-    from tvm.relax.frontend.onnx.onnx_frontend import ONNXGraphImporter
+    from .onnx_converters import AotnnOnnxImporter, ConverterError
 
     model = load_model(source)
     check_model(model)
     specs = _data_inputs(model, shape_dict)
     prepared = _constants_inline(model)
     opset = _opset(model)
-    importer = ONNXGraphImporter({name: list(shape) for name, (shape, _) in specs.items()},
+    importer = AotnnOnnxImporter({name: list(shape) for name, (shape, _) in specs.items()},
                                  {name: dtype for name, (_, dtype) in specs.items()},
                                  keep_params_in_input=True, sanitize=True)
     try:
         with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):  # TVM prints as it fails
             warnings.simplefilter("ignore")
             mod = importer.from_onnx(prepared.graph, opset)
+    except ConverterError as err:
+        where, _ = _failing_node(importer, prepared.graph)
+        raise OnnxImportError(f"{where}: {err}") from None
     except Exception as err:
         message = str(err).strip().splitlines()
         detail = message[-1] if message else type(err).__name__

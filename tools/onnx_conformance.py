@@ -10,8 +10,9 @@ Usage:
                                       [--json results.json] [--expanded]
 
 aotnn compiles static shapes: where a case's output shape depends on the value of an integer input
-(Reshape's shape, Slice's starts, ...), aotnn is retried with the integer inputs baked in as
-constants (as an exported model holds them) and the pass is counted as ``pass (const)``.
+(Reshape's shape, Slice's starts, ...) or of a static input of another dtype (Resize's scales),
+aotnn is retried with those inputs baked in as constants (as an exported model holds them) and the
+pass is counted as ``pass (const)``.
 """
 from __future__ import annotations
 
@@ -88,7 +89,8 @@ def select_cases(expanded: bool = False, ops: set[str] | None = None) -> list[tu
             continue
         inputs, outputs = case.data_sets[0]
         arrays = list(inputs) + list(outputs)
-        if not all(isinstance(a, np.ndarray) and str(a.dtype) in DTYPES for a in arrays):
+        # numpy scalars (CumSum's axis, Clip's bounds, ...) count as 0-d arrays
+        if not all(isinstance(a, (np.ndarray, np.generic)) and str(np.asarray(a).dtype) in DTYPES for a in arrays):
             continue
         chosen.append((case.name, OP_FAMILY[main_ops[-1]], case))
     return sorted(chosen, key=lambda entry: (entry[1], entry[0]))
@@ -107,9 +109,10 @@ def _flatten(value: Any) -> list:
 
 
 def _feeds(case) -> dict:
+    import numpy as np
     inputs, _ = case.data_sets[0]
     names = [i.name for i in case.model.graph.input if i.name not in {t.name for t in case.model.graph.initializer}]
-    return dict(zip(names, inputs))
+    return {name: np.asarray(value) for name, value in zip(names, inputs)}
 
 
 def run_ort(case) -> list:
@@ -134,13 +137,17 @@ def run_tvm(case) -> list:
 
 
 def bake_integer_inputs(model, feeds: dict):
-    """``model`` with its non-floating-point inputs turned into initializers holding ``feeds``."""
+    """``model`` with its non-floating-point inputs, and those at static positions (Resize's scales,
+    ``relay_frontend.onnx_import.STATIC_INPUTS``), turned into initializers holding ``feeds``."""
     import copy
 
     import numpy as np
     from onnx import numpy_helper
+
+    from relay_frontend.onnx_import import static_input_names
     model = copy.deepcopy(model)
-    baked = {k: v for k, v in feeds.items() if np.asarray(v).dtype.kind in "iub"}
+    static = static_input_names(model.graph)
+    baked = {k: v for k, v in feeds.items() if np.asarray(v).dtype.kind in "iub" or k in static}
     kept = [i for i in model.graph.input if i.name not in baked]
     del model.graph.input[:]
     model.graph.input.extend(kept)
@@ -163,7 +170,7 @@ def run_aotnn(case) -> tuple[list, str]:
     try:
         return run(case.model, feeds), ""
     except OnnxImportError as err:
-        if "constant" not in str(err) or not any(np.asarray(v).dtype.kind in "iub" for v in feeds.values()):
+        if "constant" not in str(err):
             raise
         model, rest = bake_integer_inputs(case.model, feeds)
         return run(model, rest), "const"
@@ -299,7 +306,7 @@ def report(selected: list[tuple[str, str, Any]], results: dict[str, dict[str, di
     if "aotnn" in backends:
         const = sum(results[n]["aotnn"]["status"] == "pass" and results[n]["aotnn"]["how"] == "const"
                     for n, _, _ in selected)
-        lines.append(f"aotnn passes with integer inputs baked in as constants: {const}")
+        lines.append(f"aotnn passes with integer (and static) inputs baked in as constants: {const}")
     if "aotnn" in backends and "tvm" in backends:
         lost = [n for n, _, _ in selected
                 if results[n]["tvm"]["status"] == "pass" and results[n]["aotnn"]["status"] != "pass"]

@@ -1,6 +1,7 @@
 """A representative slice of ONNX's own node tests (one to three per op family of
 tools/onnx_conformance.py, the fixed classes included: Clip's and Einsum's TIR functions, Shape outputs,
-Dropout's bool mask, integer inputs that must be constants) through aotnn against the expected
+Dropout's bool mask, integer inputs that must be constants, aotnn's converters: LSTM/GRU/RNN,
+LayerNormalization's statistics, TopK, CumSum) through aotnn against the expected
 outputs the onnx package ships."""
 from __future__ import annotations
 
@@ -23,7 +24,11 @@ CASES = [
     "test_reduce_mean_keepdims_random", "test_argmax_default_axis_random", "test_shape", "test_shape_start_1_end_2",
     "test_concat_3d_axis_negative_2", "test_split_equal_parts_2d_opset13", "test_transpose_all_permutations_3",
     "test_flatten_axis2", "test_gather_0", "test_depthtospace_example", "test_slice", "test_unsqueeze_two_axes",
-    "test_tile", "test_expand_dim_unchanged",
+    "test_tile", "test_expand_dim_unchanged", "test_lstm_with_peepholes", "test_gru_seq_length",
+    "test_simple_rnn_batchwise", "test_layer_normalization_3d_axis1_epsilon", "test_top_k_smallest",
+    "test_cumsum_1d_reverse_exclusive", "test_celu", "test_l2normalization_axis_0", "test_isinf_negative",
+    "test_pow_types_int32_float32", "test_resize_upsample_scales_linear", "test_clip_default_int8_min",
+    "test_onehot_with_axis", "test_range_float_type_positive_delta", "test_constantofshape_int_zeros", "test_constant_pad",
 ]
 
 
