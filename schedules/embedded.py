@@ -84,6 +84,34 @@ def _nbytes(spec: Mapping[str, Any]) -> int:
     return int(np.prod(spec["shape"], dtype=np.int64)) * np.dtype(spec["dtype"]).itemsize
 
 
+def _live_prepare_steps(prepare_steps: Sequence[Mapping[str, Any]], updated_params: set[int]) -> set[int]:
+    """The prepare steps (by id) that must run on every call because they read a parameter a
+    training step updates, or a prepared tensor such a step touches (over-approximated: every
+    prepared argument of a live step counts as changed)."""
+    live, changed = set(), set()
+    for step in prepare_steps:
+        args = step["args"]
+        if any((a["kind"] == "param" and a["index"] in updated_params)
+               or (a["kind"] == "prepared" and a["index"] in changed) for a in args):
+            live.add(id(step))
+            changed.update(a["index"] for a in args if a["kind"] == "prepared")
+    return live
+
+
+def _state_accessors(record: Mapping[str, Any], updates: Sequence[Mapping[str, Any]]) -> list[str]:
+    """``aotnn_model_num_states``/``aotnn_model_state``/``aotnn_model_state_bytes``: a training
+    step's parameters and optimizer state in RAM, in ``param_updates`` order (0 for inference)."""
+    params = record["params"]
+    pointers = ", ".join(f"param{u['param']}_state" for u in updates) or "0"
+    sizes = ", ".join(str(_nbytes(params[u["param"]])) for u in updates) or "0"
+    n = len(updates)
+    return [f"static const void* const aotnn_states[] = {{{pointers}}};",
+            f"static const size_t aotnn_state_sizes[] = {{{sizes}}};",
+            f"size_t aotnn_model_num_states(void) {{ return {n}; }}",
+            f"const void* aotnn_model_state(size_t i) {{ return i < {n} ? aotnn_states[i] : 0; }}",
+            f"size_t aotnn_model_state_bytes(size_t i) {{ return i < {n} ? aotnn_state_sizes[i] : 0; }}", ""]
+
+
 def generate_model_c(record: Mapping[str, Any], weight_offsets: Mapping[str, int], weights_size: int,
                      workspace_bytes: int) -> str:
     """The C source that runs one entry point's kernels on the static arena."""
@@ -110,6 +138,10 @@ def generate_model_c(record: Mapping[str, Any], weight_offsets: Mapping[str, int
             if kind in ("input", "output", "prepared"):
                 lines.append(f"static uint8_t {kind}{i}_data[{max(_nbytes(spec), 1)}] A64;")
             tensors.append((kind, i, spec))
+    updates = list(record.get("param_updates", []))
+    updated_params = {u["param"] for u in updates}
+    for i in sorted(updated_params):  # a training step's parameters and optimizer state: RAM (.bss)
+        lines.append(f"static uint8_t param{i}_state[{max(_nbytes(record['params'][i]), 1)}] A64;")
     lines.append("")
     for kind, i, spec in tensors:
         code, bits = _c_dtype(spec["dtype"])
@@ -121,6 +153,8 @@ def generate_model_c(record: Mapping[str, Any], weight_offsets: Mapping[str, int
             lines.append(f"  {kind}{i}.data = {kind}{i}_data;")
         elif kind == "buffer":
             lines.append(f"  buffer{i}.data = aotnn_arena + {spec['offset']};")
+        elif i in updated_params:
+            lines.append(f"  param{i}.data = param{i}_state;")
         else:
             lines.append(f"  param{i}.data = (void*)(aotnn_weights + {weight_offsets[spec['name']]});")
     lines += ["}", ""]
@@ -133,38 +167,54 @@ def generate_model_c(record: Mapping[str, Any], weight_offsets: Mapping[str, int
                 f"{indent}  if (__tvm_ffi_{step['kernel']}(0, args, {len(step['args'])}, &result) != 0) return AOTNN_ERR_KERNEL;",
                 f"{indent}}}"]
 
+    live = _live_prepare_steps(record["prepare_steps"], updated_params)
     lines += ["static int aotnn_prepared = 0;", "", "static aotnn_status aotnn_prepare(void) {"]
+    for i in sorted(updated_params):  # a training step starts from the weights' values
+        lines.append(f"  memcpy(param{i}_state, aotnn_weights + {weight_offsets[record['params'][i]['name']]}, "
+                     f"{_nbytes(record['params'][i])});")
     for step in record["prepare_steps"]:
-        lines += call(step)
+        if id(step) not in live:
+            lines += call(step)
     lines += ["  aotnn_prepared = 1;", "  return AOTNN_OK;", "}", ""]
     lines += ["aotnn_status aotnn_model_run(const void* const* inputs, void* const* outputs) {",
               "  size_t i;", "  if (inputs == 0 || outputs == 0) { aotnn_set_error(\"inputs and outputs must not be NULL\"); return AOTNN_ERR_ARGUMENT; }",
               f"  for (i = 0; i < {len(record['inputs'])}; ++i) if (inputs[i] == 0) {{ aotnn_set_error(\"an input pointer is NULL\"); return AOTNN_ERR_ARGUMENT; }}",
-              f"  for (i = 0; i < {len(record['outputs'])}; ++i) if (outputs[i] == 0) {{ aotnn_set_error(\"an output pointer is NULL\"); return AOTNN_ERR_ARGUMENT; }}",
+              f"  for (i = 0; i < {len(record['outputs']) - len(updates)}; ++i) if (outputs[i] == 0) {{ aotnn_set_error(\"an output pointer is NULL\"); return AOTNN_ERR_ARGUMENT; }}",
               "  if (aotnn_weights == 0) { aotnn_set_error(\"no weights: call aotnn_model_set_weights\"); return AOTNN_ERR_WEIGHTS; }",
               "  aotnn_install_backend();  /* no constructors on bare metal: the hooks are set here */",
               "  aotnn_bind();"]
     for i, spec in enumerate(record["inputs"]):
         lines.append(f"  memcpy(input{i}_data, inputs[{i}], {_nbytes(spec)});")
     lines.append("  if (!aotnn_prepared) { aotnn_status rc = aotnn_prepare(); if (rc != AOTNN_OK) return rc; }")
+    for step in record["prepare_steps"]:  # forms of parameters a training step changes: every call
+        if id(step) in live:
+            lines += call(step)
     for step in record["steps"]:
         lines += call(step)
+    num_outputs = len(record["outputs"]) - len(updates)
     for i, (spec, ref) in enumerate(zip(record["outputs"], record["output_refs"])):
         source = f"{ref['kind']}{ref['index']}.data"
-        lines.append(f"  memcpy(outputs[{i}], {source}, {_nbytes(spec)});")
+        if i < num_outputs:
+            lines.append(f"  memcpy(outputs[{i}], {source}, {_nbytes(spec)});")
+    for update in updates:  # after every kernel ran: the step's new values become the state
+        ref = record["output_refs"][update["output"]]
+        source = f"{ref['kind']}{ref['index']}.data"
+        lines.append(f"  if ({source} != (void*)param{update['param']}_state) "
+                     f"memcpy(param{update['param']}_state, {source}, {_nbytes(record['params'][update['param']])});")
     lines += ["  return AOTNN_OK;", "}", "",
               "aotnn_status aotnn_model_set_weights(const void* data, size_t size) {",
               "  if (data == 0 || size != aotnn_weights_size || ((uintptr_t)data & 63u) != 0) {",
               "    aotnn_set_error(\"weights: expected the bundle's weights.bin, 64-byte aligned\"); return AOTNN_ERR_WEIGHTS; }",
               "  aotnn_weights = (const uint8_t*)data;", "  aotnn_prepared = 0;", "  return AOTNN_OK;", "}", ""]
+    lines += _state_accessors(record, updates)
     sizes_in = ", ".join(str(_nbytes(s)) for s in record["inputs"]) or "0"
-    sizes_out = ", ".join(str(_nbytes(s)) for s in record["outputs"]) or "0"
+    sizes_out = ", ".join(str(_nbytes(s)) for s in record["outputs"][:num_outputs]) or "0"
     lines += [f"static const size_t aotnn_input_sizes[] = {{{sizes_in}}};",
               f"static const size_t aotnn_output_sizes[] = {{{sizes_out}}};",
               f"size_t aotnn_model_num_inputs(void) {{ return {len(record['inputs'])}; }}",
-              f"size_t aotnn_model_num_outputs(void) {{ return {len(record['outputs'])}; }}",
+              f"size_t aotnn_model_num_outputs(void) {{ return {num_outputs}; }}",
               f"size_t aotnn_model_input_bytes(size_t i) {{ return i < {len(record['inputs'])} ? aotnn_input_sizes[i] : 0; }}",
-              f"size_t aotnn_model_output_bytes(size_t i) {{ return i < {len(record['outputs'])} ? aotnn_output_sizes[i] : 0; }}",
+              f"size_t aotnn_model_output_bytes(size_t i) {{ return i < {num_outputs} ? aotnn_output_sizes[i] : 0; }}",
               f"size_t aotnn_model_arena_bytes(void) {{ return {record['arena_bytes']}; }}", ""]
     return "\n".join(lines)
 
@@ -253,9 +303,21 @@ def _write_build_files(staging: str, target: Mapping[str, Any], record: Mapping[
         Path(staging, "Makefile").write_text(makefile(cross_compiler(target)))
         return
     Path(staging, "weights.S").write_text(embedded_mcu.WEIGHTS_ASM)
-    Path(staging, "main.c").write_text(embedded_mcu.main_c([_nbytes(s) for s in record["inputs"]],
-                                                           [_nbytes(s) for s in record["outputs"]]))
-    Path(staging, "Makefile").write_text(embedded_mcu.makefile(cross_compiler(target), target))
+    num_outputs = len(record["outputs"]) - len(record.get("param_updates", []))
+    input_bytes = [_nbytes(s) for s in record["inputs"]]
+    output_bytes = [_nbytes(s) for s in record["outputs"][:num_outputs]]
+    makefile_text = embedded_mcu.makefile(cross_compiler(target), target)
+    if record.get("param_updates"):
+        from . import embedded_mcu_train
+        main_text = embedded_mcu_train.train_main_c(input_bytes, output_bytes)
+        makefile_text = embedded_mcu_train.train_makefile(makefile_text)
+        Path(staging, "train_data.S").write_text(embedded_mcu_train.train_data_asm(len(input_bytes)))
+        for i in range(len(input_bytes)):  # one stored batch of zeros: replace with your batches
+            Path(staging, f"train_input{i}.bin").write_bytes(bytes(input_bytes[i]))
+    else:
+        main_text = embedded_mcu.main_c(input_bytes, output_bytes)
+    Path(staging, "main.c").write_text(main_text)
+    Path(staging, "Makefile").write_text(makefile_text)
     os.makedirs(os.path.join(staging, "board"))
     for name, text in embedded_mcu.board_files().items():
         Path(staging, "board", name).write_text(text)
@@ -263,11 +325,18 @@ def _write_build_files(staging: str, target: Mapping[str, Any], record: Mapping[
 
 def build_bundle(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[str], *,
                  target: str | Mapping[str, Any], output_dir: str, weights: Mapping[str, np.ndarray],
-                 entry: str = "predict", metadata: Mapping[str, Any] | None = None) -> str:
+                 entry: str = "predict", metadata: Mapping[str, Any] | None = None,
+                 param_updates: Sequence[int] = ()) -> str:
     """Compile ``mod['main']`` for ``target`` into a build-ready C bundle at ``output_dir``.
 
     The bundle holds kernels.o, model.c, weights.bin + weights.S, runtime/ (runtime/c), main.c, a
     Makefile and manifest.json. ``make`` in it builds ``model`` with the target's compiler.
+
+    ``param_updates`` makes it a training step (``mod``'s trailing outputs are new values of these
+    parameters, one each): those parameters (weights being trained, optimizer state) live in RAM,
+    start from ``weights`` and take the new values after every ``aotnn_model_run``; the others stay
+    const (flash). ``aotnn_model_run`` returns the leading outputs (the loss). On a microcontroller the
+    example main.c runs one step per batch stored in train_input<i>.bin (compiled into the image).
 
     Returns:
         ``output_dir``.
@@ -282,7 +351,7 @@ def build_bundle(mod: tvm.IRModule, input_names: Sequence[str], param_names: Seq
     if missing:
         raise ValueError(f"weights: a bundle needs every parameter's value; missing {missing[:5]}")
     lowered = pipeline.lower_to_kernels(mod, tvm_target)
-    record, constants = entry_record(lowered, input_names, param_names)
+    record, constants = entry_record(lowered, input_names, param_names, list(param_updates))
     kernels = _kernel_module(lowered)
     stored = stored_tensors(param_names, weights, constants)
     offsets, offset = {}, 0
