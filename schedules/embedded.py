@@ -310,10 +310,8 @@ def _write_build_files(staging: str, target: Mapping[str, Any], record: Mapping[
     if record.get("param_updates"):
         from . import embedded_mcu_train
         main_text = embedded_mcu_train.train_main_c(input_bytes, output_bytes)
-        makefile_text = embedded_mcu_train.train_makefile(makefile_text)
+        makefile_text = embedded_mcu_train.train_makefile(makefile_text, input_bytes)
         Path(staging, "train_data.S").write_text(embedded_mcu_train.train_data_asm(len(input_bytes)))
-        for i in range(len(input_bytes)):  # one stored batch of zeros: replace with your batches
-            Path(staging, f"train_input{i}.bin").write_bytes(bytes(input_bytes[i]))
     else:
         main_text = embedded_mcu.main_c(input_bytes, output_bytes)
     Path(staging, "main.c").write_text(main_text)

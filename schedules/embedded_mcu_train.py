@@ -3,8 +3,8 @@ one ``aotnn_model_run`` (one training step) per batch, losses and the final stat
 semihosting.
 
 The batches are train_input<i>.bin (input i of every step, concatenated, C order), linked as const
-data by train_data.S; the number of steps is the file's size over one batch's. The bundle is written
-with one batch of zeros per input: replace the files with your batches and run ``make``.
+data by train_data.S; the number of steps is the file's size over one batch's. Write the files into
+the bundle and run ``make`` (where one is missing, make writes one batch of zeros).
 """
 from __future__ import annotations
 
@@ -90,11 +90,14 @@ int main(void) {{
 """
 
 
-def train_makefile(makefile: str) -> str:
-    """The Cortex-M Makefile with the stored batches (train_data.o) linked into model.elf."""
+def train_makefile(makefile: str, input_bytes: list[int]) -> str:
+    """The Cortex-M Makefile with the stored batches (train_data.o) linked into model.elf; a missing
+    train_input<i>.bin is made as one batch of zeros (the files are not part of the artifact)."""
     board_objs = "BOARD_OBJS = main.o board/startup.o board/semihosting.o"
     if board_objs not in makefile:
         raise ValueError("makefile: expected the Cortex-M bundle Makefile's BOARD_OBJS line")
-    rule = ("\ntrain_data.o: train_data.S $(wildcard train_input*.bin)\n"
-            "\t$(CC) $(CPUFLAGS) -c train_data.S -o $@\n")
+    files = " ".join(f"train_input{i}.bin" for i in range(len(input_bytes)))
+    rule = f"\ntrain_data.o: train_data.S {files}\n\t$(CC) $(CPUFLAGS) -c train_data.S -o $@\n"
+    for i, n in enumerate(input_bytes):
+        rule += f"\ntrain_input{i}.bin:\n\thead -c {n} /dev/zero > $@\n"
     return makefile.replace(board_objs, board_objs + " train_data.o") + rule

@@ -163,3 +163,16 @@ def test_ds_cnn_last_dense_with_batch_norms_in_eval(tmp_path, target):
     done = subprocess.run(qemu_command({}, BOARDS[target]), cwd=bundle, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     np.testing.assert_allclose(np.fromfile(os.path.join(bundle, "losses.bin"), dtype=np.float32), expected, rtol=1e-5)
+
+
+def test_cli_run_explains_how_a_training_bundle_runs(trained_on_x86, tmp_path):
+    from click.testing import CliRunner
+
+    from aotnn.cli import main
+    bundles, data, labels = trained_on_x86[:3]
+    np.save(tmp_path / "x.npy", data[0])
+    np.save(tmp_path / "y.npy", labels[0])
+    result = CliRunner().invoke(main, ["run", bundles["cortex-m4"], "--input", str(tmp_path / "x.npy"),
+                                       "--input", str(tmp_path / "y.npy")])
+    assert result.exit_code != 0
+    assert "train_input<i>.bin" in result.output + str(result.exception)
