@@ -25,7 +25,7 @@ from aotnn import nn  # noqa: E402
 from schedules.embedded_mcu import DEFAULT_BOARD, qemu_command  # noqa: E402
 
 
-def fine_tuning_step(batch: int):
+def fine_tuning_step():
     """LeNet5 with everything but fc2 and fc3 frozen, Momentum over the trainable parameters."""
     aotnn.set_seed(7)
     net = aotnn.models.lenet5()
@@ -57,7 +57,7 @@ def main() -> int:
     rng = np.random.default_rng(3)
     data = rng.standard_normal((args.steps, args.batch, 1, 32, 32)).astype(np.float32)
     labels = rng.integers(0, 10, (args.steps, args.batch)).astype(np.int32)
-    cell = fine_tuning_step(args.batch)
+    cell = fine_tuning_step()
     example = (aotnn.Tensor(data[0]), aotnn.Tensor(labels[0]))
     with tempfile.TemporaryDirectory() as tmp:
         bundles = {t: aotnn.export(cell, *example, file_name=os.path.join(tmp, t), target=t) for t in args.targets}

@@ -108,7 +108,8 @@ def test_training_bundle_on_qemu_matches_x86(trained_on_x86, target):
     built = subprocess.run(["make", "-s", "-j2"], cwd=bundle, capture_output=True, text=True)
     assert built.returncode == 0, built.stderr
     done = subprocess.run(qemu_command({}, BOARDS[target]), cwd=bundle, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0 and f"aotnn: trained {STEPS} steps" in done.stdout + done.stderr, done.stdout + done.stderr
+    said = done.stdout + done.stderr
+    assert done.returncode == 0 and f"aotnn: trained {STEPS} steps" in said, said
     on_device = np.fromfile(os.path.join(bundle, "losses.bin"), dtype=np.float32)
     np.testing.assert_allclose(on_device, losses, rtol=1e-5)
     # state<i>.bin: the updated parameters in the manifest's param_updates order, x86's values after 20 steps
