@@ -123,6 +123,34 @@ def _nbytes(spec: Mapping[str, Any]) -> int:
     return int(np.prod(spec["shape"], dtype=np.int64)) * np.dtype(spec["dtype"]).itemsize
 
 
+def _live_prepare_steps(prepare_steps: Sequence[Mapping[str, Any]], updated_params: set[int]) -> set[int]:
+    """The prepare steps (by id) that must run on every call because they read a parameter a
+    training step updates, or a prepared tensor such a step touches (over-approximated: every
+    prepared argument of a live step counts as changed)."""
+    live, changed = set(), set()
+    for step in prepare_steps:
+        args = step["args"]
+        if any((a["kind"] == "param" and a["index"] in updated_params)
+               or (a["kind"] == "prepared" and a["index"] in changed) for a in args):
+            live.add(id(step))
+            changed.update(a["index"] for a in args if a["kind"] == "prepared")
+    return live
+
+
+def _state_accessors(record: Mapping[str, Any], updates: Sequence[Mapping[str, Any]]) -> list[str]:
+    """``aotnn_model_num_states``/``aotnn_model_state``/``aotnn_model_state_bytes``: a training
+    step's parameters and optimizer state in RAM, in ``param_updates`` order (0 for inference)."""
+    params = record["params"]
+    pointers = ", ".join(f"param{u['param']}_state" for u in updates) or "0"
+    sizes = ", ".join(str(_nbytes(params[u["param"]])) for u in updates) or "0"
+    n = len(updates)
+    return [f"static const void* const aotnn_states[] = {{{pointers}}};",
+            f"static const size_t aotnn_state_sizes[] = {{{sizes}}};",
+            f"size_t aotnn_model_num_states(void) {{ return {n}; }}",
+            f"const void* aotnn_model_state(size_t i) {{ return i < {n} ? aotnn_states[i] : 0; }}",
+            f"size_t aotnn_model_state_bytes(size_t i) {{ return i < {n} ? aotnn_state_sizes[i] : 0; }}", ""]
+
+
 def generate_model_c(record: Mapping[str, Any], weight_offsets: Mapping[str, int], weights_size: int,
                      workspace_bytes: int) -> str:
     """The C source that runs one entry point's kernels on the static arena.
@@ -157,23 +185,33 @@ def generate_model_c(record: Mapping[str, Any], weight_offsets: Mapping[str, int
             lines.append(f"static const int64_t {kind}{i}_shape[] = {{{shape}}};")
             if kind == "prepared":
                 lines.append(f"static uint8_t {kind}{i}_data[{max(_nbytes(spec), 1)}] A64;")
+    updates = list(record.get("param_updates", []))
+    updated_params = {u["param"] for u in updates}
+    num_outputs = n_out - len(updates)  # the trailing outputs are a training step's new parameter values
+    for i in sorted(updated_params):  # a training step's parameters and optimizer state: RAM (.bss)
+        lines.append(f"static uint8_t param{i}_state[{max(_nbytes(record['params'][i]), 1)}] A64;")
+    for i in range(num_outputs, n_out):  # new values, copied into the state after every step
+        lines.append(f"static uint8_t output{i}_data[{max(_nbytes(record['outputs'][i]), 1)}] A64;")
     lines.append("")
     for kind, specs in kinds.items():
         qualifier, data = {"input": ("", "0"), "output": ("", "0"), "param": ("AOTNN_WEIGHTS_CONST ", None),
                            "buffer": ("const ", None), "prepared": ("const ", None)}[kind]
         for i, spec in enumerate(specs):
             if kind == "param":
-                data = f"AOTNN_WEIGHT({weight_offsets[spec['name']]})"
+                data = (f"param{i}_state" if i in updated_params
+                        else f"AOTNN_WEIGHT({weight_offsets[spec['name']]})")
             elif kind == "buffer":
                 data = f"aotnn_arena + {spec['offset']}"
-            elif kind == "prepared":
-                data = f"prepared{i}_data"
+            elif kind == "prepared" or (kind == "output" and i >= num_outputs):
+                data = f"{kind}{i}_data"
+            else:
+                data = "0"
             code, bits = _c_dtype(spec["dtype"])
             lines.append(f"static {qualifier}AotnnDLTensor {kind}{i} = {{{data}, {{AOTNN_DL_CPU, 0}}, "
                          f"{len(spec['shape'])}, {{{code}, {bits}, 1}}, (int64_t*){kind}{i}_shape, 0, 0}};")
     lines += ["", "#ifdef AOTNN_WEIGHTS_FROM_FILE", "static void aotnn_bind_weights(void) {"]
     lines += [f"  param{i}.data = (void*)(aotnn_weights + {weight_offsets[spec['name']]});"
-              for i, spec in enumerate(record["params"])]
+              for i, spec in enumerate(record["params"]) if i not in updated_params]
     lines += ["}", "#endif", ""]
 
     def table(name: str, steps: Sequence[Mapping[str, Any]], scratch: Sequence[Mapping[str, int]] = ()) -> list[str]:
@@ -199,19 +237,27 @@ def generate_model_c(record: Mapping[str, Any], weight_offsets: Mapping[str, int
               "    else aotnn_workspace_reset();",
               "    if (steps[i].kernel(0, (void*)steps[i].args, steps[i].num_args, &result) != 0) return AOTNN_ERR_KERNEL;",
               "  }", "  return AOTNN_OK;", "}", ""]
-    prepare = bool(record["prepare_steps"])
+    live = _live_prepare_steps(record["prepare_steps"], updated_params)
+    once = [step for step in record["prepare_steps"] if id(step) not in live]
+    every_call = [step for step in record["prepare_steps"] if id(step) in live]
+    prepare = bool(record["prepare_steps"] or updates)
     if prepare:  # records that update parameters keep their prepare steps
-        lines += table("aotnn_prepare_steps", record["prepare_steps"])
-        lines += ["static int aotnn_prepared = 0;", ""]
+        lines += table("aotnn_prepare_steps", once)
+        lines += table("aotnn_live_prepare_steps", every_call)
+        lines += ["static int aotnn_prepared = 0;", "", "static aotnn_status aotnn_prepare(void) {"]
+        for i in sorted(updated_params):  # a training step starts from the weights' values
+            lines.append(f"  memcpy(param{i}_state, aotnn_weights + {weight_offsets[record['params'][i]['name']]}, "
+                         f"{_nbytes(record['params'][i])});")
+        lines += [f"  return aotnn_run_steps(aotnn_prepare_steps, {len(once)});", "}", ""]
     lines += ["static aotnn_status aotnn_check_pointers(const void* const* inputs, void* const* outputs) {",
               "  size_t i;",
               "  if (inputs == 0 || outputs == 0) { aotnn_set_error(\"inputs and outputs must not be NULL\"); return AOTNN_ERR_ARGUMENT; }",
               f"  for (i = 0; i < {n_in}; ++i) if (inputs[i] == 0) {{ aotnn_set_error(\"an input pointer is NULL\"); return AOTNN_ERR_ARGUMENT; }}",
-              f"  for (i = 0; i < {n_out}; ++i) if (outputs[i] == 0) {{ aotnn_set_error(\"an output pointer is NULL\"); return AOTNN_ERR_ARGUMENT; }}",
+              f"  for (i = 0; i < {num_outputs}; ++i) if (outputs[i] == 0) {{ aotnn_set_error(\"an output pointer is NULL\"); return AOTNN_ERR_ARGUMENT; }}",
               "  return AOTNN_OK;", "}", ""]
     lines += ["aotnn_status aotnn_model_run_in_place(const void* const* inputs, void* const* outputs) {",
               "  aotnn_status rc = aotnn_check_pointers(inputs, outputs);", "  if (rc != AOTNN_OK) return rc;"]
-    for kind, specs, pointers in (("input", record["inputs"], "inputs"), ("output", record["outputs"], "outputs")):
+    for kind, specs, pointers in (("input", record["inputs"], "inputs"), ("output", record["outputs"][:num_outputs], "outputs")):
         for i, spec in enumerate(specs):
             size = np.dtype(spec["dtype"]).itemsize
             lines.append(f"  if (((uintptr_t){pointers}[{i}] & {size - 1}u) != 0) {{ aotnn_set_error(\"{kind} {i}: "
@@ -220,27 +266,34 @@ def generate_model_c(record: Mapping[str, Any], weight_offsets: Mapping[str, int
               "  aotnn_install_backend();  /* no constructors on bare metal: the hooks are set here */",
               "#ifdef AOTNN_WEIGHTS_FROM_FILE", "  aotnn_bind_weights();", "#endif"]
     lines += [f"  input{i}.data = (void*)inputs[{i}];" for i in range(n_in)]
-    lines += [f"  output{i}.data = outputs[{i}];" for i in range(n_out)]
+    lines += [f"  output{i}.data = outputs[{i}];" for i in range(num_outputs)]
     if prepare:
-        lines += ["  if (!aotnn_prepared) {",
-                  "    rc = aotnn_run_steps(aotnn_prepare_steps, sizeof aotnn_prepare_steps / sizeof aotnn_prepare_steps[0]);",
+        lines += ["  if (!aotnn_prepared) {", "    rc = aotnn_prepare();",
                   "    if (rc != AOTNN_OK) return rc;", "    aotnn_prepared = 1;", "  }"]
+    if every_call:  # forms of parameters a training step changes
+        lines += [f"  rc = aotnn_run_steps(aotnn_live_prepare_steps, {len(every_call)});",
+                  "  if (rc != AOTNN_OK) return rc;"]
     lines += [f"  rc = aotnn_run_steps(aotnn_steps, {len(record['steps'])});", "  if (rc != AOTNN_OK) return rc;"]
-    for i, (spec, ref) in enumerate(zip(record["outputs"], record["output_refs"])):
+    for i, (spec, ref) in enumerate(zip(record["outputs"][:num_outputs], record["output_refs"])):
         if not (ref["kind"] == "output" and ref["index"] == i):  # not written by a kernel: copied
             lines.append(f"  memcpy(outputs[{i}], {ref['kind']}{ref['index']}.data, {_nbytes(spec)});")
+    for update in updates:  # after every kernel ran: the step's new values become the state
+        ref = record["output_refs"][update["output"]]
+        source = f"{ref['kind']}{ref['index']}.data"
+        lines.append(f"  if ({source} != (void*)param{update['param']}_state) "
+                     f"memcpy(param{update['param']}_state, {source}, {_nbytes(record['params'][update['param']])});")
     lines += ["  return AOTNN_OK;", "}", ""]
     # the copying entry point: any alignment; its staging buffers are dropped by a linker that
     # collects unused sections when only aotnn_model_run_in_place is called
     lines += [f"static uint8_t aotnn_input_copy{i}[{max(_nbytes(s), 1)}] A64;" for i, s in enumerate(record["inputs"])]
-    lines += [f"static uint8_t aotnn_output_copy{i}[{max(_nbytes(s), 1)}] A64;" for i, s in enumerate(record["outputs"])]
+    lines += [f"static uint8_t aotnn_output_copy{i}[{max(_nbytes(s), 1)}] A64;" for i, s in enumerate(record["outputs"][:num_outputs])]
     lines += ["", "aotnn_status aotnn_model_run(const void* const* inputs, void* const* outputs) {",
               f"  const void* staged_inputs[] = {{{', '.join(f'aotnn_input_copy{i}' for i in range(n_in)) or '0'}}};",
-              f"  void* staged_outputs[] = {{{', '.join(f'aotnn_output_copy{i}' for i in range(n_out)) or '0'}}};",
+              f"  void* staged_outputs[] = {{{', '.join(f'aotnn_output_copy{i}' for i in range(num_outputs)) or '0'}}};",
               "  aotnn_status rc = aotnn_check_pointers(inputs, outputs);", "  if (rc != AOTNN_OK) return rc;"]
     lines += [f"  memcpy(aotnn_input_copy{i}, inputs[{i}], {_nbytes(s)});" for i, s in enumerate(record["inputs"])]
     lines += ["  rc = aotnn_model_run_in_place(staged_inputs, staged_outputs);", "  if (rc != AOTNN_OK) return rc;"]
-    lines += [f"  memcpy(outputs[{i}], aotnn_output_copy{i}, {_nbytes(s)});" for i, s in enumerate(record["outputs"])]
+    lines += [f"  memcpy(outputs[{i}], aotnn_output_copy{i}, {_nbytes(s)});" for i, s in enumerate(record["outputs"][:num_outputs])]
     lines += ["  return AOTNN_OK;", "}", "",
               "aotnn_status aotnn_model_set_weights(const void* data, size_t size) {",
               "  if (data == 0 || size != aotnn_weights_size || ((uintptr_t)data & 63u) != 0) {",
@@ -253,14 +306,15 @@ def generate_model_c(record: Mapping[str, Any], weight_offsets: Mapping[str, int
               "  aotnn_set_error(\"weights: this build links its weights in (build with -DAOTNN_WEIGHTS_FROM_FILE to set them)\");",
               "  return AOTNN_ERR_WEIGHTS;",
               "#endif", "}", ""]
+    lines += _state_accessors(record, updates)
     sizes_in = ", ".join(str(_nbytes(s)) for s in record["inputs"]) or "0"
-    sizes_out = ", ".join(str(_nbytes(s)) for s in record["outputs"]) or "0"
+    sizes_out = ", ".join(str(_nbytes(s)) for s in record["outputs"][:num_outputs]) or "0"
     lines += [f"static const size_t aotnn_input_sizes[] = {{{sizes_in}}};",
               f"static const size_t aotnn_output_sizes[] = {{{sizes_out}}};",
               f"size_t aotnn_model_num_inputs(void) {{ return {n_in}; }}",
-              f"size_t aotnn_model_num_outputs(void) {{ return {n_out}; }}",
+              f"size_t aotnn_model_num_outputs(void) {{ return {num_outputs}; }}",
               f"size_t aotnn_model_input_bytes(size_t i) {{ return i < {n_in} ? aotnn_input_sizes[i] : 0; }}",
-              f"size_t aotnn_model_output_bytes(size_t i) {{ return i < {n_out} ? aotnn_output_sizes[i] : 0; }}",
+              f"size_t aotnn_model_output_bytes(size_t i) {{ return i < {num_outputs} ? aotnn_output_sizes[i] : 0; }}",
               f"size_t aotnn_model_arena_bytes(void) {{ return {record['arena_bytes']}; }}", ""]
     return "\n".join(lines)
 
@@ -349,9 +403,19 @@ def _write_build_files(staging: str, target: Mapping[str, Any], record: Mapping[
         Path(staging, "Makefile").write_text(makefile(cross_compiler(target)))
         return
     Path(staging, "weights.S").write_text(embedded_mcu.WEIGHTS_ASM)
-    Path(staging, "main.c").write_text(embedded_mcu.main_c([_nbytes(s) for s in record["inputs"]],
-                                                           [_nbytes(s) for s in record["outputs"]]))
-    Path(staging, "Makefile").write_text(embedded_mcu.makefile(cross_compiler(target), target))
+    num_outputs = len(record["outputs"]) - len(record.get("param_updates", []))
+    input_bytes = [_nbytes(s) for s in record["inputs"]]
+    output_bytes = [_nbytes(s) for s in record["outputs"][:num_outputs]]
+    makefile_text = embedded_mcu.makefile(cross_compiler(target), target)
+    if record.get("param_updates"):
+        from . import embedded_mcu_train
+        main_text = embedded_mcu_train.train_main_c(input_bytes, output_bytes)
+        makefile_text = embedded_mcu_train.train_makefile(makefile_text, input_bytes)
+        Path(staging, "train_data.S").write_text(embedded_mcu_train.train_data_asm(len(input_bytes)))
+    else:
+        main_text = embedded_mcu.main_c(input_bytes, output_bytes)
+    Path(staging, "main.c").write_text(main_text)
+    Path(staging, "Makefile").write_text(makefile_text)
     os.makedirs(os.path.join(staging, "board"))
     for name, text in embedded_mcu.board_files().items():
         Path(staging, "board", name).write_text(text)
@@ -359,13 +423,20 @@ def _write_build_files(staging: str, target: Mapping[str, Any], record: Mapping[
 
 def build_bundle(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[str], *,
                  target: str | Mapping[str, Any], output_dir: str, weights: Mapping[str, np.ndarray],
-                 entry: str = "predict", metadata: Mapping[str, Any] | None = None) -> str:
+                 entry: str = "predict", metadata: Mapping[str, Any] | None = None,
+                 param_updates: Sequence[int] = ()) -> str:
     """Compile ``mod['main']`` for ``target`` into a build-ready C bundle at ``output_dir``.
 
     The bundle holds kernels.o, model.c, weights.bin + weights.S, runtime/ (runtime/c), main.c, a
     Makefile and manifest.json. ``make`` in it builds ``model`` with the target's compiler.
     Weight re-layouts (packing, batch-norm folding) run here, at compile time: weights.bin holds
     their results in place of the weights they were computed from (``fold_prepare_steps``).
+
+    ``param_updates`` makes it a training step (``mod``'s trailing outputs are new values of these
+    parameters, one each): those parameters (weights being trained, optimizer state) live in RAM,
+    start from ``weights`` and take the new values after every ``aotnn_model_run``; the others stay
+    const (flash). ``aotnn_model_run`` returns the leading outputs (the loss). On a microcontroller the
+    example main.c runs one step per batch stored in train_input<i>.bin (compiled into the image).
 
     Returns:
         ``output_dir``.
@@ -380,10 +451,11 @@ def build_bundle(mod: tvm.IRModule, input_names: Sequence[str], param_names: Seq
     if missing:
         raise ValueError(f"weights: a bundle needs every parameter's value; missing {missing[:5]}")
     lowered = pipeline.lower_to_kernels(mod, tvm_target)
-    record, constants = entry_record(lowered, input_names, param_names)
+    record, constants = entry_record(lowered, input_names, param_names, list(param_updates))
     kernels = _kernel_module(lowered)  # re-layouts run unscheduled, on the host
     record, stored = fold_prepare_steps(record, kernels, stored_tensors(param_names, weights, constants))
-    kernels = tvm.IRModule({k: kernels[k] for k in sorted({s["kernel"] for s in record["steps"]})})
+    used = {s["kernel"] for s in record["steps"]} | {s["kernel"] for s in record["prepare_steps"]}
+    kernels = tvm.IRModule({k: kernels[k] for k in sorted(used)})
     rules: dict[str, str | None] = {}
     # the host's default schedules also serve boards: NEON on aarch64, vectorized loops on Cortex-M
     scheduled = apply_default_schedules(kernels, tvm_target, rules)

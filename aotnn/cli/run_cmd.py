@@ -54,6 +54,11 @@ def _run_bundle(path: str, arrays: list[np.ndarray], repeat: int) -> tuple[list[
     entry = next(iter(manifest["entries"].values()))
     runner = _runner(manifest["target"])
     bare_metal = "-kernel" in runner  # a Cortex-M image: reads input<i>.bin from its folder (semihosting)
+    updates = entry.get("param_updates", [])
+    if bare_metal and updates:
+        raise ValueError(f"{path}: a training-step bundle for a microcontroller trains on the batches stored "
+                         "in its train_input<i>.bin: write them, run make and then the board (losses.bin, "
+                         "state<i>.bin come back); `aotnn run` runs inference bundles only")
     for i, (array, spec) in enumerate(zip(arrays, entry["inputs"])):
         if list(array.shape) != spec["shape"] or str(array.dtype) != spec["dtype"]:
             raise ValueError(f"--input {i} ({spec['name']}): expected {spec['dtype']}{spec['shape']}, "
@@ -80,7 +85,7 @@ def _run_bundle(path: str, arrays: list[np.ndarray], repeat: int) -> tuple[list[
             if ran.returncode != 0:
                 raise RuntimeError(f"the model binary failed ({ran.returncode}): {ran.stderr.strip()}")
         outputs = [np.fromfile(os.path.join(work, f"output{i}.bin"), dtype=spec["dtype"]).reshape(spec["shape"])
-                   for i, spec in enumerate(entry["outputs"])]
+                   for i, spec in enumerate(entry["outputs"][:len(entry["outputs"]) - len(updates)])]
     return outputs, times
 
 

@@ -34,11 +34,14 @@ def export(net, *inputs: Any, file_name: str, file_format: str = "AOT", target: 
     loss), optimizer)``: weights, optimizer moments, BatchNorm statistics) becomes a training
     artifact with one entry point, ``train_step``: ``aotnn_runtime.load(path).run(data, label)``
     performs one step, writes every update back into the module's weights and returns the loss.
+    As a BUNDLE (e.g. ``target='cortex-m4'``) the updated parameters and optimizer state live in
+    static RAM and each ``aotnn_model_run`` is one step; frozen parameters (``requires_grad=False``,
+    left out of the optimizer) stay const weights.
 
     Returns:
         the path written.
     Raises:
-        ValueError: unknown file_format, or no inputs; a training network exported as a BUNDLE;
+        ValueError: unknown file_format, or no inputs;
             a network that draws random numbers (Dropout in training mode).
         TypeError: an input that is not a Tensor or numpy array.
         FileExistsError: the path exists and is not an aotnn artifact (AOT, BUNDLE).
@@ -89,10 +92,10 @@ def export_to_path(net, *inputs: Any, path: str, file_format: str = "AOT", targe
     target_dict = schedules.resolve(target)
     gpu_target = target_dict.get("kind") in ("vulkan", "webgpu", "cuda")  # built by schedules.build
     if file_format == "BUNDLE" or not (schedules.target.is_host(target_dict) or gpu_target):
-        if capture.param_updates:
-            raise ValueError("net: a bundle holds inference only; this network updates parameters when called")
+        updated = [index for index, _ in capture.param_updates]
         return schedules.build_bundle(mod, names, capture.param_names, target=target_dict, output_dir=path,
-                                      weights=weights, metadata={"network": type(net).__name__})
+                                      weights=weights, metadata={"network": type(net).__name__},
+                                      entry="train_step" if updated else "predict", param_updates=updated)
     # A training step (TrainOneStepCell...) records which parameters each trailing output updates, so
     # aotnn_runtime writes them back after every call: stepping the artifact trains on device.
     updated = [index for index, _ in capture.param_updates]

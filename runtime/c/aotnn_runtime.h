@@ -45,6 +45,12 @@ size_t aotnn_model_input_bytes(size_t index);
 size_t aotnn_model_output_bytes(size_t index);
 size_t aotnn_model_arena_bytes(void);
 
+/* A training step's state (the parameters it updates, optimizer state: RAM), in the manifest's
+ * param_updates order; 0 states for inference bundles. */
+size_t aotnn_model_num_states(void);
+const void* aotnn_model_state(size_t index);
+size_t aotnn_model_state_bytes(size_t index);
+
 /* The message of the last error, or "" if none. */
 const char* aotnn_last_error(void);
 

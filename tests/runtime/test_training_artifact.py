@@ -193,11 +193,23 @@ def test_trained_weights_are_saved_and_resumed(momentum_artifact, tmp_path):
         fresh.load_weights(tmp_path / "bad.npz")
 
 
-def test_training_bundle_is_refused(tmp_path):
+@pytest.mark.skipif(shutil.which("cc") is None or shutil.which("make") is None, reason="needs a C compiler and make")
+def test_training_bundle_steps_like_the_artifact(tmp_path):
+    """A training step as a hosted C bundle (it was refused before): the example program runs one step
+    and writes the loss, the step's only output, as the artifact's first step computes it."""
+    import subprocess
     step = train_step(mlp(), "momentum")
     x, y = batches()[0]
-    with pytest.raises(ValueError, match="inference only"):
-        aotnn.export(step, aotnn.Tensor(x), aotnn.Tensor(y), file_name=str(tmp_path / "b"), file_format="BUNDLE")
+    example = (aotnn.Tensor(x), aotnn.Tensor(y))
+    bundle = aotnn.export(step, *example, file_name=str(tmp_path / "b"), file_format="BUNDLE")
+    expected = float(aotnn_runtime.load(aotnn.export(step, *example, file_name=str(tmp_path / "a"))).run(x, y)[0])
+    subprocess.run(["make", "-s"], cwd=bundle, check=True, capture_output=True)
+    x.tofile(tmp_path / "x.bin")
+    y.tofile(tmp_path / "y.bin")
+    subprocess.run([os.path.join(bundle, "model"), str(tmp_path / "x.bin"), str(tmp_path / "y.bin")], cwd=tmp_path,
+                   check=True, capture_output=True)
+    (loss,) = np.fromfile(tmp_path / "output0.bin", dtype=np.float32)  # only the loss is an output
+    np.testing.assert_allclose(loss, expected, rtol=1e-6)
 
 
 def _gpu_available(kind: str) -> bool:
