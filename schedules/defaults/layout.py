@@ -32,8 +32,10 @@ UNARY = {
 }
 BINARY = {
     "relax.add", "relax.subtract", "relax.multiply", "relax.divide", "relax.maximum", "relax.minimum",
-    "relax.power", "relax.floor_divide",
+    "relax.power", "relax.floor_divide", "relax.greater", "relax.less", "relax.greater_equal", "relax.less_equal",
+    "relax.equal", "relax.not_equal",
 }
+TERNARY = {"relax.where"}
 POOL2D = {"relax.nn.max_pool2d", "relax.nn.avg_pool2d"}
 REDUCE = {"relax.mean", "relax.sum", "relax.max", "relax.min"}
 
@@ -261,19 +263,19 @@ def elementwise_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
         rest = [rw.substitute(a) for a in call.args[1:]]
         rw.set_nhwc(var, rw.bb.emit(relax.Call(call.op, [rw.nhwc(x), *rest], call.attrs, call.ty_args)))
         return True
-    if name in BINARY:
-        a, b = call.args
+    if name in BINARY or name in TERNARY:
+        # a select too: relu's gradient (where(x > 0, dy, 0)) keeps a backward pass channels-last
         out = static_shape(var)
-        if out is None or len(out) != 4 or not (rw.has_twin(a) or rw.has_twin(b)):
+        if out is None or len(out) != 4 or not any(rw.has_twin(a) for a in call.args):
             return False
-        for operand in (a, b):
+        for operand in call.args:
             shape = static_shape(operand)
             if shape is None or len(shape) > 4:
                 return False
-        new_a, new_b = _broadcast_nhwc(rw, a), _broadcast_nhwc(rw, b)
-        if new_a is None or new_b is None:
+        operands = [_broadcast_nhwc(rw, a) for a in call.args]
+        if any(o is None for o in operands):
             return False
-        rw.set_nhwc(var, rw.bb.emit(relax.Call(call.op, [new_a, new_b], call.attrs, call.ty_args)))
+        rw.set_nhwc(var, rw.bb.emit(relax.Call(call.op, operands, call.attrs, call.ty_args)))
         return True
     return False
 
