@@ -32,10 +32,13 @@ UNARY = {
 }
 BINARY = {
     "relax.add", "relax.subtract", "relax.multiply", "relax.divide", "relax.maximum", "relax.minimum",
-    "relax.power", "relax.floor_divide", "relax.greater", "relax.less", "relax.greater_equal", "relax.less_equal",
-    "relax.equal", "relax.not_equal",
+    "relax.power", "relax.floor_divide",
 }
-TERNARY = {"relax.where"}
+# selects and comparisons go channels-last only where no full-size operand is NCHW: relu's gradient
+# (where(x > 0, dy, 0)) then keeps a backward pass channels-last, while LeNet's max-pool gradient
+# (comparisons of NCHW window slices) stays in NCHW instead of transposing each slice
+SELECTS = {"relax.where", "relax.greater", "relax.less", "relax.greater_equal", "relax.less_equal",
+           "relax.equal", "relax.not_equal"}
 POOL2D = {"relax.nn.max_pool2d", "relax.nn.avg_pool2d"}
 REDUCE = {"relax.mean", "relax.sum", "relax.max", "relax.min"}
 
@@ -263,10 +266,11 @@ def elementwise_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
         rest = [rw.substitute(a) for a in call.args[1:]]
         rw.set_nhwc(var, rw.bb.emit(relax.Call(call.op, [rw.nhwc(x), *rest], call.attrs, call.ty_args)))
         return True
-    if name in BINARY or name in TERNARY:
-        # a select too: relu's gradient (where(x > 0, dy, 0)) keeps a backward pass channels-last
+    if name in BINARY or name in SELECTS:
         out = static_shape(var)
         if out is None or len(out) != 4 or not any(rw.has_twin(a) for a in call.args):
+            return False
+        if name in SELECTS and any(not rw.has_twin(a) and static_shape(a) == out for a in call.args):
             return False
         for operand in call.args:
             shape = static_shape(operand)

@@ -11,8 +11,9 @@ N, CIN, C, H, W = 2, 3, 16, 9, 7
 
 
 class ConvBatchNormScale(nn.Cell):
-    """``sum(relu(bn(conv(x)) * scale + bias) * r)``: the batch norm's gamma and beta, the scale and
-    the bias get ``collapse_sum_to`` gradients of channels-last maps."""
+    """``sum(relu(bn(conv(x)) * scale + bias)^2 * r)``: the batch norm's gamma and beta, the scale and
+    the bias get ``collapse_sum_to`` gradients of channels-last maps (squared, so that the gradient
+    reaching the relu is itself channels-last, as in a network)."""
 
     def __init__(self, weight, scale, bias, r):
         super().__init__()
@@ -24,7 +25,8 @@ class ConvBatchNormScale(nn.Cell):
         self.r = Tensor(r)
 
     def construct(self, x):
-        return (self.relu(self.bn(self.conv(x)) * self.scale + self.bias) * self.r).sum()
+        y = self.relu(self.bn(self.conv(x)) * self.scale + self.bias)
+        return (y * y * self.r).sum()
 
 
 def _case():
@@ -42,7 +44,8 @@ def _case():
     net.bn.beta.set_data(Tensor(beta))
     ts, tb, tg, tbeta = (t(a).requires_grad_() for a in (scale, bias, gamma, beta))
     y = F.batch_norm(F.conv2d(t(x), t(weight), None, 1, 1), None, None, tg, tbeta, training=True, eps=1e-5)
-    (F.relu(y * ts + tb) * t(r)).sum().backward()
+    y = F.relu(y * ts + tb)
+    (y * y * t(r)).sum().backward()
     return net, x, {"scale": ts.grad, "bias": tb.grad, "gamma": tg.grad, "beta": tbeta.grad}
 
 
