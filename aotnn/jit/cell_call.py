@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..common.parameter import PARAMETER_STATE
 from ..common.tensor import Tensor
 from .compiled import Compiled, compile_function
 from .tensor_tree import fill_tensors, split_tensors
@@ -51,22 +52,29 @@ def _param_layout(param) -> tuple:
 class _CallMemo:
     """What the last plain call of a cell (Tensors only, no keyword arguments) resolved to, and
     what it depended on: the structure version (sub-cells, parameters, modes, hooks), the input
-    layouts and the parameters' layouts (checked again only when a parameter's version moved)."""
+    layouts and the parameters' layouts (checked again only when a parameter's version moved, and
+    looked at only when some Parameter of the process changed since the last check)."""
 
-    __slots__ = ("structure", "inputs", "params", "versions", "layouts", "compiled")
+    __slots__ = ("structure", "inputs", "params", "versions", "layouts", "compiled", "state")
 
     def __init__(self, structure: int, inputs: tuple, params: list, compiled: Compiled):
         self.structure, self.inputs, self.params, self.compiled = structure, inputs, params, compiled
+        self.state = PARAMETER_STATE[0]
         self.versions = tuple(p._version for p in params)
         self.layouts = tuple(_param_layout(p) for p in params)
 
     def params_unchanged(self) -> bool:
+        if self.state == PARAMETER_STATE[0]:
+            return True
+        state = PARAMETER_STATE[0]
         versions = tuple(p._version for p in self.params)
         if versions == self.versions:
+            self.state = state
             return True
         if tuple(_param_layout(p) for p in self.params) != self.layouts:
             return False
         self.versions = versions  # new values in the same layout: the same compiled function
+        self.state = state
         return True
 
 

@@ -18,7 +18,7 @@ from aotnn_runtime.owned_files import remove_path
 from schedules.build import BUILD_VERSION
 from schedules.output_dir import is_artifact
 
-from ..common.parameter import Parameter
+from ..common.parameter import PARAMETER_STATE, Parameter
 from ..common.tensor import Tensor
 
 _LOADED: dict[str, aotnn_runtime.Module] = {}
@@ -67,14 +67,33 @@ class Compiled:
         self.artifact = artifact
         self.random_inputs = list(random_inputs)
         self._instance = next(_INSTANCE_IDS)
+        self._resolved: tuple | None = None  # (PARAMETER_STATE, params dict, params key) of the last call
+        self._all_parameters = all(type(p) is Parameter for p in params)
+
+    def _param_values(self) -> tuple[dict, tuple]:
+        """The parameters' arrays by name and the key naming their contents; both the very same
+        objects while no Parameter changed (the runtime then finds its resolved parameters at once)."""
+        resolved = self._resolved
+        if resolved is not None and resolved[0] == PARAMETER_STATE[0]:
+            return resolved[1], resolved[2]
+        state = PARAMETER_STATE[0]
+        key = (self._instance, tuple((id(p._data), p._version) for p in self.params))
+        if resolved is not None and resolved[2] == key:
+            # another Parameter changed, not these (the arrays the old dict holds cannot have been
+            # freed, so equal ids are the same arrays): keep the same objects
+            values, key = resolved[1], resolved[2]
+        else:
+            values = {name: p._data for name, p in zip(self.param_names, self.params)}
+        if self._all_parameters:  # a plain Tensor's changes do not move PARAMETER_STATE
+            self._resolved = (state, values, key)
+        return values, key
 
     def __call__(self, arrays: Sequence[np.ndarray]) -> Any:
-        values = {name: p._data for name, p in zip(self.param_names, self.params)}
+        values, key = self._param_values()
         if self.random_inputs:
             from ..common.seed import get_rng
             rng = get_rng()
             arrays = list(arrays) + [rng.random(shape, dtype=np.float64).astype(dtype) for shape, dtype in self.random_inputs]
-        key = (self._instance, tuple((id(p._data), p._version) for p in self.params))
         results = self.entry.raw(*arrays, params=values, params_key=key)  # updates are written back below
         for param, new_value in zip(self.update_params, results[self.num_outputs:]):
             param.set_data(new_value)

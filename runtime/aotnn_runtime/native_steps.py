@@ -136,12 +136,17 @@ class NativeSteps:
         given. Without, an array bound last time (the same object: a staging buffer, a kept
         output) is not looked at again: reading an array's address costs microseconds on cold
         caches; the very sequence bound last time (a list the caller keeps and never changes:
-        the stored weights, the kept outputs) returns at once.
+        the stored weights, the kept outputs) returns at once, and so do the very address and
+        array lists bound last time (a module's resolved parameters, never changed once made).
         """
         if addresses is not None:
+            last = self._bound.get(kind)
+            if last is not None and last[2] is addresses and last[3] is arrays:
+                return  # the very lists bound last time (a module's resolved parameters, which it never changes)
             for tensor, address in zip(self._tensors[kind], addresses):
                 tensor.data = address
-            self._bound[kind] = (None, tuple(arrays))  # keeps them alive while the table points at them
+            # keeps the arrays alive while the table points at them
+            self._bound[kind] = (None, tuple(arrays), addresses, arrays)
             return
         last = self._bound.get(kind)
         if last is not None and last[0] is arrays:
@@ -149,7 +154,7 @@ class NativeSteps:
         for index, (tensor, array) in enumerate(zip(self._tensors[kind], arrays)):
             if last is None or last[1][index] is not array:
                 tensor.data = array.ctypes.data
-        self._bound[kind] = (arrays, tuple(arrays))
+        self._bound[kind] = (arrays, tuple(arrays), None, None)
 
     def run(self) -> None:
         """Run every step; a kernel's error is raised as the kernel raised it."""

@@ -35,6 +35,11 @@ BINARY = {
     "relax.add", "relax.subtract", "relax.multiply", "relax.divide", "relax.maximum", "relax.minimum",
     "relax.power", "relax.floor_divide",
 }
+# selects and comparisons go channels-last only where no full-size operand is NCHW: relu's gradient
+# (where(x > 0, dy, 0)) then keeps a backward pass channels-last, while LeNet's max-pool gradient
+# (comparisons of NCHW window slices) stays in NCHW instead of transposing each slice
+SELECTS = {"relax.where", "relax.greater", "relax.less", "relax.greater_equal", "relax.less_equal",
+           "relax.equal", "relax.not_equal"}
 POOL2D = {"relax.nn.max_pool2d", "relax.nn.avg_pool2d"}
 REDUCE = {"relax.mean", "relax.sum", "relax.max", "relax.min"}
 
@@ -306,19 +311,20 @@ def elementwise_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
         rest = [rw.substitute(a) for a in call.args[1:]]
         rw.set_nhwc(var, rw.bb.emit(relax.Call(call.op, [rw.nhwc(x), *rest], call.attrs, call.ty_args)))
         return True
-    if name in BINARY:
-        a, b = call.args
+    if name in BINARY or name in SELECTS:
         out = static_shape(var)
-        if out is None or len(out) != 4 or not (rw.has_twin(a) or rw.has_twin(b)):
+        if out is None or len(out) != 4 or not any(rw.has_twin(a) for a in call.args):
             return False
-        for operand in (a, b):
+        if name in SELECTS and any(not rw.has_twin(a) and static_shape(a) == out for a in call.args):
+            return False
+        for operand in call.args:
             shape = static_shape(operand)
             if shape is None or len(shape) > 4:
                 return False
-        new_a, new_b = _broadcast_nhwc(rw, a), _broadcast_nhwc(rw, b)
-        if new_a is None or new_b is None:
+        operands = [_broadcast_nhwc(rw, a) for a in call.args]
+        if any(o is None for o in operands):
             return False
-        rw.set_nhwc(var, rw.bb.emit(relax.Call(call.op, [new_a, new_b], call.attrs, call.ty_args)))
+        rw.set_nhwc(var, rw.bb.emit(relax.Call(call.op, operands, call.attrs, call.ty_args)))
         return True
     return False
 

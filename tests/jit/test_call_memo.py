@@ -125,3 +125,20 @@ def test_a_called_cell_deep_copies_and_the_copy_runs_on_its_own_weights():
     twin.fc.bias.set_data(aotnn.Tensor(np.full(4, 5.0, np.float32)))
     np.testing.assert_allclose(twin(aotnn.Tensor(x)).asnumpy(), np.maximum(_dense_ref(twin, x), 0), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(net(aotnn.Tensor(x)).asnumpy(), np.maximum(_dense_ref(net, x), 0), rtol=1e-5, atol=1e-5)
+
+
+def test_a_parameter_changed_through_another_cell_is_seen_without_a_signature_walk(counted):
+    """Two cells sharing a Parameter: a change made by one (an in-place set_data, then a new array
+    of the same layout) reaches the other's next call, whose memo skips its per-parameter checks
+    only while no Parameter changed."""
+    net = _Net()
+    other = nn.SequentialCell([net.fc])
+    x = aotnn.Tensor(np.random.default_rng(2).standard_normal((3, 6)).astype(np.float32))
+    net(x)
+    other(x)
+    net.fc.weight.set_data(aotnn.Tensor(np.ones((4, 6), np.float32)))
+    np.testing.assert_allclose(other(x).asnumpy(), _dense_ref(net, x.asnumpy()), rtol=1e-5, atol=1e-5)
+    net.fc.bias._data = aotnn_runtime.as_aligned(np.full(4, -2.0, np.float32))  # a new array object
+    np.testing.assert_allclose(net(x).asnumpy(), np.maximum(_dense_ref(net, x.asnumpy()), 0), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(other(x).asnumpy(), _dense_ref(net, x.asnumpy()), rtol=1e-5, atol=1e-5)
+    assert counted["signature"] == 2  # one per cell: layouts never changed
