@@ -75,6 +75,8 @@ def plan_conv2d(cpu: CpuInfo, oc: int, oc_per_group: int, ow: int, dtype: str) -
     lanes = cpu.lanes(dtype)
     # accumulators + weight vectors + one broadcast must fit in the register file
     candidates = [2 * lanes, lanes]
+    if lanes == 1:  # scalar FPU (Cortex-M4/M7): 4 channels x a row of pixels fill s0-s31
+        candidates = [4, 2, 1]
     if oc_per_group == oc and oc % (2 * lanes) and oc % (3 * lanes) == 0:
         # e.g. 24 channels on AVX2: a 4 x 3-vector tile (scheduled as 3 vectors, see
         # :func:`schedule`) loads 7 values per 12 FMAs where an 8 x 1-vector tile loads 9 per 8

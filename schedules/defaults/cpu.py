@@ -71,7 +71,10 @@ def cpu_info(target: tvm.target.Target) -> CpuInfo | None:
     if triple.startswith(("aarch64", "arm64")) or _has("neon", target):
         return CpuInfo(128, 32, cores, l2_bytes=l2)
     if triple.startswith("thumb"):  # Cortex-M
-        return CpuInfo(128, 16, cores, small_memory=True, l2_bytes=l2)
+        if _has("mve.fp", target):  # Helium: eight 128-bit Q registers (q0-q7)
+            return CpuInfo(128, 8, cores, small_memory=True, l2_bytes=l2)
+        # FPv4/FPv5 without SIMD: 32 single-precision registers s0-s31, one float each
+        return CpuInfo(32, 32, cores, small_memory=True, l2_bytes=l2)
     return CpuInfo(128, 16, cores, l2_bytes=l2)  # SSE2, the x86-64 baseline
 
 

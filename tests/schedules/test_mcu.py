@@ -100,3 +100,25 @@ def test_cli_runs_a_cortex_m_bundle_on_qemu(networks, tmp_path):
     assert "output 0: shape (1, 10)" in result.output
     np.testing.assert_allclose(np.load(tmp_path / "y.npy").ravel(), expected, rtol=1e-5,
                                atol=1e-5 * float(np.abs(expected).max()))
+
+
+def count_instructions(bundle: str, board: str) -> int:
+    """Guest instructions of one whole run (start-up included): QEMU executes one instruction per
+    translation block under -singlestep and logs a "Trace" line per block executed with -d exec."""
+    command = qemu_command({}, board)
+    command[1:1] = ["-singlestep", "-d", "nochain,exec", "-D", "/dev/stderr"]
+    with subprocess.Popen(command, cwd=bundle, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as qemu:
+        count = sum(1 for line in qemu.stderr if line.startswith(b"Trace"))
+    assert qemu.returncode == 0
+    return count
+
+
+def test_ds_cnn_on_cortex_m4_under_8_million_instructions(networks):
+    """MLPerf Tiny's DS-CNN (2.7 M multiply-accumulates) in at most 8 M instructions on a Cortex-M4:
+    the FPU-register tiles and fused multiply-adds of the default schedules (issue 24's bound)."""
+    net, x, expected, tmp, _ = networks["ds_cnn"]
+    bundle = aotnn.export(net, aotnn.Tensor(x), file_name=str(tmp / "ds_cnn_count"), target="cortex-m4")
+    out = run_on_qemu(bundle, BOARDS["cortex-m4"], x)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5 * float(np.abs(expected).max()))
+    instructions = count_instructions(bundle, BOARDS["cortex-m4"])
+    assert 2_000_000 < instructions <= 8_000_000, instructions
