@@ -121,6 +121,12 @@ def _avx2_impl(a: T.handle, b: T.handle, c: T.handle) -> None:
             dtype="int32x8")
 
 
+# Requantization rounds half to even with ``nearbyint`` (what ``relax.round`` legalizes to). TVM marks
+# ``tirx.round`` vectorizable (both become llvm.nearbyint) but not ``tirx.nearbyint``, so a vectorized
+# epilogue fell back to one lane at a time; llvm.nearbyint is overloaded for vectors.
+if tvm.ir.Op.get("tirx.nearbyint").get_attr("TVectorizable") is None:
+    tvm.ir.register_op_attr("tirx.nearbyint", "TVectorizable", True)
+
 TensorIntrin.register(VNNI.intrin, _vnni_desc, _vnni_impl, override=True)
 TensorIntrin.register(AVX2.intrin, _avx2_desc, _avx2_impl, override=True)
 
@@ -326,6 +332,20 @@ def _step_of(sch: Schedule, acc) -> DotStep:
     return VNNI if str(weight.dtype) == "int8" else AVX2
 
 
+def _schedule_pad(sch: Schedule, pad, cpu: CpuInfo) -> None:
+    """The padded copy: rows spread over the cores, a pixel's channels as one vector (a vector across
+    pixels would cross the border condition, which TVM then runs one byte at a time)."""
+    b, i, j, ch = sch.get_loops(pad)
+    channels = common.extent(sch, ch) or 1
+    if channels >= 8:
+        common.vectorize_inner(sch, pad, ch, cpu.lanes("uint8"))
+    else:
+        sch.unroll(ch)
+    rows = sch.fuse(b, i)
+    total = channels * (common.extent(sch, rows) or 1) * (common.extent(sch, j) or 1)
+    common.parallel_if_worth(sch, rows, total, cpu, common.PARALLEL_MIN_ELEMENTS)
+
+
 def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     """Output tiles of ``ow_block`` pixels x one instruction's lanes, accumulated in registers over
     (kh, kw, channel groups); one instruction per pixel and channel group; tasks are output rows
@@ -354,7 +374,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     common.accumulate_in_registers(sch, acc)
     sch.reverse_compute_at(out, j_outer, preserve_unit_loops=True)
     if pad is not None:
-        common.schedule_injective_block(sch, pad, cpu)
+        _schedule_pad(sch, pad, cpu)
     common.vectorize_registers(sch, out, sch.get_loops(out)[-1], cpu.lanes("int32"))
     sch.unroll(j_inner)
     common.parallel_if_worth(sch, task, work, cpu)

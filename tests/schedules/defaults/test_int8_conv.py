@@ -108,3 +108,16 @@ def test_int8_convolutions_take_the_int8_conv_rule(int8_cpu):
     assert sorted(convs.values()) == ["conv2d", "int8_conv"], rules  # depthwise: the float kernel's schedule
     assert any("aotnn_int8_conv2d" in name for name in convs), rules
     assert any("aotnn_int8_dwconv2d" in name for name in convs), rules
+
+
+def test_int8_requantize_epilogue_rounds_ties_to_even(int8_cpu):
+    # multiplier 1/2 and small operands: every odd accumulator lands on a tie (x.5), which rounds to even
+    x = RNG.integers(0, 4, (1, 8, 9, 9)).astype(np.uint8)
+    w = RNG.integers(-2, 3, (16, 8, 3, 3)).astype(np.int8)
+    bias = RNG.integers(-20, 20, 16).astype(np.int32)
+    multiplier = np.full(16, 0.5, np.float32)
+    acc = ops.int8_conv2d(Tensor(x), Tensor(w), 1, None, 1, "pad", 1, 1, 1)
+    y = ops.int8_requantize(acc, Tensor(bias), Tensor(multiplier), 128, 0, 255, "uint8").asnumpy()
+    exact = conv_ref(x, w, 1, 1, 1) + bias[None, :, None, None]
+    assert np.mean(exact % 2 == 1) > 0.3 and np.abs(exact).max() < 250
+    np.testing.assert_array_equal(y, (np.round(exact / 2) + 128).astype(np.uint8))  # numpy rounds half to even
