@@ -317,10 +317,13 @@ def main(argv: list[str] | None = None) -> int:
                   f"{agree}/{args.checks}, logit cosine min {min(cosines):.4f}", flush=True)
             if args.profile:
                 from aotnn_runtime.profile import format_table
+                totals = {}
                 for kind in ("float", "int8"):
                     records = modules[kind].profile(x, repeat=10)
-                    print(f"-- {name} {kind}")
-                    print("\n".join(format_table(records).splitlines()[:25]))
+                    totals[kind] = sum(float(np.median(r.durations_ns)) for r in records) / 1e6
+                    print(f"-- {name} {kind}: kernels {totals[kind]:.3f} ms (sum of per-kernel medians)")
+                    print("\n".join(line[:60] + line[-70:] for line in format_table(records).splitlines()[:16]))
+                print(f"{name}: kernel time int8/float {totals['int8'] / totals['float']:.2f}", flush=True)
     return 0
 
 

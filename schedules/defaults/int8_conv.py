@@ -171,12 +171,13 @@ def pack_weight(w: te.Tensor, step_lanes: int, step_depth: int, weight_dtype: st
 
 
 def _padded(x: te.Tensor, padding, pad_value: int, rows: int, cols: int, channels: int, name: str,
-            to_unsigned: bool = False) -> te.Tensor:
+            to_unsigned: bool = False, nchw: bool = False) -> te.Tensor:
     """NHWC ``x`` padded by (top, left) with ``pad_value``, cut or extended to rows x cols x channels;
-    with ``to_unsigned`` an int8 ``x`` (and the fill) shifted by +128 onto uint8."""
-    n, h, w, c = (int(d) for d in x.shape)
+    with ``to_unsigned`` an int8 ``x`` (and the fill) shifted by +128 onto uint8. An NCHW ``x`` (``nchw``,
+    a tensor without a channels-last form) is read as such: the padded copy is the transposition."""
+    n, h, w, c = conv2d._nhwc_shape(x, nchw)
     top, left = padding[0], padding[1]
-    if top == 0 and left == 0 and rows <= h and cols <= w and channels == c and not to_unsigned:
+    if top == 0 and left == 0 and rows <= h and cols <= w and channels == c and not to_unsigned and not nchw:
         return x
     dtype = "uint8" if to_unsigned else x.dtype
     fill = tirx.const(pad_value + (128 if to_unsigned else 0), dtype)
@@ -184,7 +185,8 @@ def _padded(x: te.Tensor, padding, pad_value: int, rows: int, cols: int, channel
     def element(b, i, j, ch):
         inside = tirx.all(i >= top, i < h + top, j >= left, j < w + left)
         row, col = tirx.max(tirx.min(i - top, h - 1), 0), tirx.max(tirx.min(j - left, w - 1), 0)
-        value = x[b, row, col, tirx.min(ch, c - 1)]
+        channel = tirx.min(ch, c - 1)
+        value = x[b, channel, row, col] if nchw else x[b, row, col, channel]
         if to_unsigned:
             value = (value.astype("int16") + tirx.const(128, "int16")).astype("uint8")
         return tirx.if_then_else(inside, value, fill)
@@ -201,13 +203,14 @@ def weight_sums(w: te.Tensor) -> te.Tensor:
 
 
 def conv2d_int8(x: te.Tensor, wp: te.Tensor, wsum: te.Tensor | None = None, *, strides, padding, dilation,
-                pad_value: int, out_channels: int, ow_block: int) -> te.Tensor:
+                pad_value: int, out_channels: int, ow_block: int, nchw_input: bool = False) -> te.Tensor:
     """int32 NHWC convolution of a uint8 NHWC ``x`` with weights packed by :func:`pack_weight`;
     ``padding`` (top, left, bottom, right) holds ``pad_value`` (the input's zero point).
 
     An int8 ``x`` is given with ``wsum`` (:func:`weight_sums`): it is multiplied as ``x + 128`` (uint8), and
-    ``128 * wsum`` is subtracted from the sums."""
-    n, h, w, _ = (int(d) for d in x.shape)
+    ``128 * wsum`` is subtracted from the sums. An NCHW ``x`` (``nchw_input``) is read as such by the
+    padded copy (a network's input: no transposition of its own)."""
+    n, h, w, _ = conv2d._nhwc_shape(x, nchw_input)
     oc_blocks, kh, kw, groups_of_depth, lanes, depth = (int(d) for d in wp.shape)
     sh, sw = strides
     dh, dw = dilation
@@ -216,7 +219,8 @@ def conv2d_int8(x: te.Tensor, wp: te.Tensor, wsum: te.Tensor | None = None, *, s
     ow_padded = _round_up(ow, ow_block)
     rows = (oh - 1) * sh + (kh - 1) * dh + 1
     cols = (ow_padded - 1) * sw + (kw - 1) * dw + 1
-    data = _padded(x, padding, pad_value, rows, cols, groups_of_depth * depth, PAD, to_unsigned=wsum is not None)
+    data = _padded(x, padding, pad_value, rows, cols, groups_of_depth * depth, PAD, to_unsigned=wsum is not None,
+                   nchw=nchw_input)
     rkh = te.reduce_axis((0, kh), "kh")
     rkw = te.reduce_axis((0, kw), "kw")
     rcq = te.reduce_axis((0, groups_of_depth), "cq")
@@ -315,8 +319,11 @@ def rewrite_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
     if dtype_of(x) == "int8":  # multiplied as x + 128: the sums lose 128 * sum(w)
         sums = [rw.emit_once(("int8_weight_sums", w), lambda: bb.call_te(
             weight_sums, rw.nchw(w), primfunc_name_hint="aotnn_int8_weight_sums"))]
-    out = bb.call_te(conv2d_int8, rw.nhwc(source), packed, *sums, strides=strides, padding=padding, dilation=dilation,
-                     pad_value=pad_value, out_channels=oc, ow_block=ow_block, primfunc_name_hint=ACC)
+    nchw_input = not rw.has_twin(source)
+    data = rw.nchw(source) if nchw_input else rw.nhwc(source)
+    out = bb.call_te(conv2d_int8, data, packed, *sums, strides=strides, padding=padding, dilation=dilation,
+                     pad_value=pad_value, out_channels=oc, ow_block=ow_block, nchw_input=nchw_input,
+                     primfunc_name_hint=ACC)
     rw.set_nhwc(var, bb.emit(out))
     return True
 

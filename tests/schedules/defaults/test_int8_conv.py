@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aotnn import Tensor, ops
+from aotnn import Tensor, nn, ops
+from aotnn.common.parameter import Parameter
 from schedules import target as targets
 
 from conftest import _host_has
@@ -121,3 +122,32 @@ def test_int8_requantize_epilogue_rounds_ties_to_even(int8_cpu):
     exact = conv_ref(x, w, 1, 1, 1) + bias[None, :, None, None]
     assert np.mean(exact % 2 == 1) > 0.3 and np.abs(exact).max() < 250
     np.testing.assert_array_equal(y, (np.round(exact / 2) + 128).astype(np.uint8))  # numpy rounds half to even
+
+
+class _Chain(nn.Cell):
+    """conv -> requantize -> (strided conv, depthwise conv), one compiled graph."""
+
+    def __init__(self, w1, bias, multiplier, w2, wd):
+        super().__init__()
+        self.w1, self.w2, self.wd = (Parameter(Tensor(v), name=n) for v, n in ((w1, "w1"), (w2, "w2"), (wd, "wd")))
+        self.bias, self.multiplier = Parameter(Tensor(bias), name="bias"), Parameter(Tensor(multiplier), name="m")
+
+    def construct(self, x):
+        y = ops.int8_requantize(ops.int8_conv2d(x, self.w1, 3, None, 1, "pad", 1, 1, 1), self.bias, self.multiplier,
+                                5, 5, 255, "uint8")
+        return (y, ops.int8_conv2d(y, self.w2, 5, None, 2, "pad", 1, 1, 1),
+                ops.int8_conv2d(y, self.wd, 5, None, 1, "pad", 1, 1, 12))
+
+
+def test_chained_int8_convolutions_are_exact(int8_cpu):
+    # the second convolution and the depthwise one read the first one's channels-last uint8 output
+    x, w1 = _operands("uint8", 1, 6, 10, 12, 6, 3)
+    w2 = RNG.integers(-128, 128, (9, 12, 3, 3)).astype(np.int8)
+    wd = RNG.integers(-128, 128, (12, 1, 3, 3)).astype(np.int8)
+    bias = RNG.integers(-3000, 3000, 12).astype(np.int32)
+    multiplier = RNG.uniform(2e-4, 1e-3, 12).astype(np.float32)
+    y, z, d = (t.asnumpy() for t in _Chain(w1, bias, multiplier, w2, wd)(Tensor(x)))
+    y_ref = requantize_ref(conv_ref(x, w1, 3, 1, 1), bias, multiplier, 5, 5, 255)
+    np.testing.assert_array_equal(y, y_ref)
+    np.testing.assert_array_equal(z, conv_ref(y_ref, w2, 5, 2, 1))
+    np.testing.assert_array_equal(d, conv_ref(y_ref, wd, 5, 1, 1, groups=12))
