@@ -22,6 +22,7 @@ class CpuInfo:
         small_memory: a microcontroller (kilobytes of RAM): no rewrite that enlarges tensors
             (Winograd's transformed tiles hold 4x its input).
         l2_bytes: one core's L2 cache (``caches.py``).
+        avx2: the CPU has AVX2 (256-bit integer vectors: ``vpmaddwd``, int16 dot products of 2 into int32).
     """
 
     vector_bits: int = 128
@@ -42,6 +43,7 @@ class CpuInfo:
         """The smallest expanded tensor worth computing inside its depthwise convolution's kernel:
         one that no longer fits a core's L2 between two kernels."""
         return self.l2_bytes
+    avx2: bool = False
 
     def lanes(self, dtype: str = "float32") -> int:
         """Elements of ``dtype`` in one SIMD register."""
@@ -65,9 +67,9 @@ def cpu_info(target: tvm.target.Target) -> CpuInfo | None:
     host = _host_mcpu() if triple.startswith("x86_64") else None
     l2 = caches.l2_bytes(mcpu, host)
     if _has("avx512f", target):
-        return CpuInfo(512, 32, cores, vnni=_has("avx512vnni", target), l2_bytes=l2)
+        return CpuInfo(512, 32, cores, vnni=_has("avx512vnni", target), avx2=_has("avx2", target), l2_bytes=l2)
     if _has("avx2", target) or _has("avx", target):
-        return CpuInfo(256, 16, cores, l2_bytes=l2)
+        return CpuInfo(256, 16, cores, avx2=_has("avx2", target), l2_bytes=l2)
     if triple.startswith(("aarch64", "arm64")) or _has("neon", target):
         return CpuInfo(128, 32, cores, l2_bytes=l2)
     if triple.startswith("thumb"):  # Cortex-M
