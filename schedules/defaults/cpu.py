@@ -30,6 +30,7 @@ class CpuInfo:
     cores: int = 1
     vnni: bool = False
     small_memory: bool = False
+    avx2: bool = False
     l2_bytes: int = caches.DEFAULT_L2_KB * 1024
 
     @property
@@ -43,7 +44,6 @@ class CpuInfo:
         """The smallest expanded tensor worth computing inside its depthwise convolution's kernel:
         one that no longer fits a core's L2 between two kernels."""
         return self.l2_bytes
-    avx2: bool = False
 
     def lanes(self, dtype: str = "float32") -> int:
         """Elements of ``dtype`` in one SIMD register."""
