@@ -276,7 +276,11 @@ def _broadcast_nhwc(rw: Rewriter, old: relax.Expr) -> relax.Expr | None:
     value = rw.nchw(old)
     if len(shape) == 0:
         return value
-    if isinstance(old, relax.Var) and rw.param_only(old) and math.prod(shape) > 1:
+    padded = (1,) * (4 - len(shape)) + tuple(shape)
+    # only per-channel vectors (a batch norm's scale): a training step's full-size parameter
+    # operands (momentum buffers, weights) change on every call and stay in the per-call kernels
+    per_channel = padded[0] == 1 and padded[2] * padded[3] == 1
+    if isinstance(old, relax.Var) and per_channel and rw.param_only(old) and math.prod(shape) > 1:
         key = ("param_nhwc", old)
         if key not in rw.memo:
             rw.memo[key] = _param_nhwc(rw, value, shape)
