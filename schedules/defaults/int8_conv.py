@@ -34,7 +34,7 @@ from tvm import relax, te, tirx
 from tvm.s_tir import Schedule, TensorIntrin
 from tvm.script import tirx as T
 
-from . import common, conv2d
+from . import common, conv2d, int8_vnni
 from .cpu import CpuInfo
 from .layout import Rewriter, dtype_of, static_shape
 
@@ -56,41 +56,11 @@ class DotStep:
     intrin: str
 
 
-VNNI = DotStep(16, 4, "int8", "aotnn_conv_dot_16x4_u8i8i32_vnni")
+VNNI = DotStep(int8_vnni.LANES, int8_vnni.DEPTH, "int8", int8_vnni.INTRIN)  # the dense kernel's intrinsic
 AVX2 = DotStep(8, 2, "int16", "aotnn_conv_dot_8x2_u8i16i32_avx2")
 
 
 # The instructions declared for any alignment: a pixel's channel group sits at any byte offset
-@T.prim_func(s_tir=True)
-def _vnni_desc(a: T.handle, b: T.handle, c: T.handle) -> None:
-    A = T.match_buffer(a, (4,), "uint8", offset_factor=1, align=1)
-    B = T.match_buffer(b, (16, 4), "int8", offset_factor=1, align=1)
-    C = T.match_buffer(c, (16,), "int32", offset_factor=1, align=1)
-    with T.sblock("root"):
-        T.reads(C[0:16], A[0:4], B[0:16, 0:4])
-        T.writes(C[0:16])
-        for i in T.serial(0, 16):
-            for k in T.serial(0, 4):
-                with T.sblock("update"):
-                    vi, vk = T.axis.remap("SR", [i, k])
-                    C[vi] = C[vi] + T.cast(A[vk], "int32") * T.cast(B[vi, vk], "int32")
-
-
-@T.prim_func(s_tir=True)
-def _vnni_impl(a: T.handle, b: T.handle, c: T.handle) -> None:
-    A = T.match_buffer(a, (4,), "uint8", offset_factor=1, align=1)
-    B = T.match_buffer(b, (16, 4), "int8", offset_factor=1, align=1)
-    C = T.match_buffer(c, (16,), "int32", offset_factor=1, align=1)
-    with T.sblock("root"):
-        T.reads(C[0:16], A[0:4], B[0:16, 0:4])
-        T.writes(C[0:16])
-        a_u8x64 = T.reinterpret(T.broadcast(T.reinterpret(A.vload([0], "uint8x4"), dtype="int32"), 16),
-                                dtype="uint8x64")
-        C[T.ramp(T.int32(0), 1, 16)] = T.call_llvm_pure_intrin(
-            T.llvm_lookup_intrinsic_id("llvm.x86.avx512.vpdpbusd.512"),
-            C.vload([0], dtype="int32x16"), a_u8x64, B.vload([0, 0], dtype="int8x64"), dtype="int32x16")
-
-
 @T.prim_func(s_tir=True)
 def _avx2_desc(a: T.handle, b: T.handle, c: T.handle) -> None:
     A = T.match_buffer(a, (2,), "uint8", offset_factor=1, align=1)
@@ -127,7 +97,6 @@ def _avx2_impl(a: T.handle, b: T.handle, c: T.handle) -> None:
 if tvm.ir.Op.get("tirx.nearbyint").get_attr("TVectorizable") is None:
     tvm.ir.register_op_attr("tirx.nearbyint", "TVectorizable", True)
 
-TensorIntrin.register(VNNI.intrin, _vnni_desc, _vnni_impl, override=True)
 TensorIntrin.register(AVX2.intrin, _avx2_desc, _avx2_impl, override=True)
 
 
