@@ -1,5 +1,5 @@
 """Bare-metal example of a training-step bundle (Cortex-M): stored batches compiled into the image,
-one ``aotnn_model_run`` (one training step) per batch, losses and the final state written through
+one ``aotnn_model_run_in_place`` (one training step, reading the batch where it is stored) per batch, losses and the final state written through
 semihosting.
 
 The batches are train_input<i>.bin (input i of every step, concatenated, C order), linked as const
@@ -66,7 +66,7 @@ int main(void) {{
   for (step = 0; step < steps; ++step) {{
 {point_in}
 {point_out}
-    if (aotnn_model_run(inputs, outputs) != AOTNN_OK) {{
+    if (aotnn_model_run_in_place(inputs, outputs) != AOTNN_OK) {{
       aotnn_semihost_write0("error: ");
       aotnn_semihost_write0(aotnn_last_error());
       aotnn_semihost_write0("\\n");
