@@ -31,6 +31,7 @@ from .defaults import apply_default_schedules
 from .defaults.coverage import is_generic
 from .input_alignment import read_inputs_in_place
 from .output_dir import check_output
+from .merge_pooling import is_merged_pooling
 from .stream_rows import stream_rows_module
 from . import embedded_mcu
 from .training_step_memory import lean_training_record
@@ -412,6 +413,15 @@ def _write_build_files(staging: str, target: Mapping[str, Any], record: Mapping[
         Path(staging, "board", name).write_text(text)
 
 
+def _mark_updated_params(mod: tvm.IRModule, positions: Sequence[int]) -> tvm.IRModule:
+    """``mod`` with ``main`` listing the positions of the parameters a training step updates
+    (``layout.UPDATED_PARAMS_ATTR``: the default rewrites leave their layout alone)."""
+    from .defaults.layout import UPDATED_PARAMS_ATTR
+    marked = tvm.IRModule(dict(mod.functions), attrs=mod.attrs)
+    marked["main"] = mod["main"].with_attr(UPDATED_PARAMS_ATTR, [int(p) for p in positions])
+    return marked
+
+
 def build_bundle(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[str], *,
                  target: str | Mapping[str, Any], output_dir: str, weights: Mapping[str, np.ndarray],
                  entry: str = "predict", metadata: Mapping[str, Any] | None = None,
@@ -441,7 +451,11 @@ def build_bundle(mod: tvm.IRModule, input_names: Sequence[str], param_names: Seq
     missing = [n for n in param_names if n not in weights]
     if missing:
         raise ValueError(f"weights: a bundle needs every parameter's value; missing {missing[:5]}")
-    lowered = pipeline.lower_to_kernels(mod, tvm_target)
+    board_training = is_microcontroller(target_dict) and bool(param_updates)
+    if board_training:  # trained weights are read where they are: no per-call packed copies in RAM
+        mod = _mark_updated_params(mod, [len(input_names) + p for p in param_updates])
+    # a training step on a board: no whole feature map before a pooling (frozen layers run on a batch)
+    lowered = pipeline.lower_to_kernels(mod, tvm_target, merge_pools=board_training)
     record, constants = entry_record(lowered, input_names, param_names, list(param_updates))
     kernels = _kernel_module(lowered)  # re-layouts run unscheduled, on the host
     record, stored = fold_prepare_steps(record, kernels, stored_tensors(param_names, weights, constants))
@@ -452,7 +466,8 @@ def build_bundle(mod: tvm.IRModule, input_names: Sequence[str], param_names: Seq
     # the host's default schedules also serve boards: NEON on aarch64, vectorized loops on Cortex-M
     scheduled = apply_default_schedules(kernels, tvm_target, rules)
     if is_microcontroller(target_dict):  # RAM is what a board lacks: no whole intermediate tensors
-        generic = [name for name, rule in rules.items() if is_generic(rule, name)]
+        generic = [name for name, rule in rules.items() if is_generic(rule, name) or is_merged_pooling(name)]
+        rules.update({name: None for name in generic if is_merged_pooling(name)})
         streamed = stream_rows_module(tvm.IRModule({name: kernels[name] for name in generic}))
         scheduled = tvm.IRModule({**{g.name_hint: f for g, f in scheduled.functions.items()},
                                   **{g.name_hint: f for g, f in streamed.functions.items()}})
