@@ -26,13 +26,15 @@ from aotnn_runtime.native_steps import dlpack_code
 from . import backend, pipeline, plan as planning
 from .build import (KERNEL_RULES_KEY, _kernel_module, entry_record, new_manifest, staging_dir, stored_tensors,
                     write_artifact)
-from .compile_time_prepare import fold_prepare_steps
+from .compile_time_prepare import fold_prepare_steps, live_prepare_steps
 from .defaults import apply_default_schedules
 from .defaults.coverage import is_generic
 from .input_alignment import read_inputs_in_place
 from .output_dir import check_output
+from .merge_pooling import is_merged_pooling
 from .stream_rows import stream_rows_module
 from . import embedded_mcu
+from .training_step_memory import lean_training_record
 from .target import is_host, is_microcontroller, resolve, to_tvm
 from .nan_propagation import propagate_nan
 
@@ -123,20 +125,6 @@ def _nbytes(spec: Mapping[str, Any]) -> int:
     return int(np.prod(spec["shape"], dtype=np.int64)) * np.dtype(spec["dtype"]).itemsize
 
 
-def _live_prepare_steps(prepare_steps: Sequence[Mapping[str, Any]], updated_params: set[int]) -> set[int]:
-    """The prepare steps (by id) that must run on every call because they read a parameter a
-    training step updates, or a prepared tensor such a step touches (over-approximated: every
-    prepared argument of a live step counts as changed)."""
-    live, changed = set(), set()
-    for step in prepare_steps:
-        args = step["args"]
-        if any((a["kind"] == "param" and a["index"] in updated_params)
-               or (a["kind"] == "prepared" and a["index"] in changed) for a in args):
-            live.add(id(step))
-            changed.update(a["index"] for a in args if a["kind"] == "prepared")
-    return live
-
-
 def _state_accessors(record: Mapping[str, Any], updates: Sequence[Mapping[str, Any]]) -> list[str]:
     """``aotnn_model_num_states``/``aotnn_model_state``/``aotnn_model_state_bytes``: a training
     step's parameters and optimizer state in RAM, in ``param_updates`` order (0 for inference)."""
@@ -190,7 +178,9 @@ def generate_model_c(record: Mapping[str, Any], weight_offsets: Mapping[str, int
     num_outputs = n_out - len(updates)  # the trailing outputs are a training step's new parameter values
     for i in sorted(updated_params):  # a training step's parameters and optimizer state: RAM (.bss)
         lines.append(f"static uint8_t param{i}_state[{max(_nbytes(record['params'][i]), 1)}] A64;")
-    for i in range(num_outputs, n_out):  # new values, copied into the state after every step
+    # new values, copied into the state after every step (unless written into it: training_step_memory)
+    copied_back = {i for i in range(num_outputs, n_out) if record["output_refs"][i] == {"kind": "output", "index": i}}
+    for i in sorted(copied_back):
         lines.append(f"static uint8_t output{i}_data[{max(_nbytes(record['outputs'][i]), 1)}] A64;")
     lines.append("")
     for kind, specs in kinds.items():
@@ -202,7 +192,7 @@ def generate_model_c(record: Mapping[str, Any], weight_offsets: Mapping[str, int
                         else f"AOTNN_WEIGHT({weight_offsets[spec['name']]})")
             elif kind == "buffer":
                 data = f"aotnn_arena + {spec['offset']}"
-            elif kind == "prepared" or (kind == "output" and i >= num_outputs):
+            elif kind == "prepared" or (kind == "output" and i in copied_back):
                 data = f"{kind}{i}_data"
             else:
                 data = "0"
@@ -237,9 +227,9 @@ def generate_model_c(record: Mapping[str, Any], weight_offsets: Mapping[str, int
               "    else aotnn_workspace_reset();",
               "    if (steps[i].kernel(0, (void*)steps[i].args, steps[i].num_args, &result) != 0) return AOTNN_ERR_KERNEL;",
               "  }", "  return AOTNN_OK;", "}", ""]
-    live = _live_prepare_steps(record["prepare_steps"], updated_params)
-    once = [step for step in record["prepare_steps"] if id(step) not in live]
-    every_call = [step for step in record["prepare_steps"] if id(step) in live]
+    live = live_prepare_steps(record["prepare_steps"], updated_params)
+    once = [step for i, step in enumerate(record["prepare_steps"]) if i not in live]
+    every_call = [step for i, step in enumerate(record["prepare_steps"]) if i in live]
     prepare = bool(record["prepare_steps"] or updates)
     if prepare:  # records that update parameters keep their prepare steps
         lines += table("aotnn_prepare_steps", once)
@@ -279,6 +269,8 @@ def generate_model_c(record: Mapping[str, Any], weight_offsets: Mapping[str, int
             lines.append(f"  memcpy(outputs[{i}], {ref['kind']}{ref['index']}.data, {_nbytes(spec)});")
     for update in updates:  # after every kernel ran: the step's new values become the state
         ref = record["output_refs"][update["output"]]
+        if ref == {"kind": "param", "index": update["param"]}:
+            continue  # the step wrote the new value into the state
         source = f"{ref['kind']}{ref['index']}.data"
         lines.append(f"  if ({source} != (void*)param{update['param']}_state) "
                      f"memcpy(param{update['param']}_state, {source}, {_nbytes(record['params'][update['param']])});")
@@ -421,6 +413,15 @@ def _write_build_files(staging: str, target: Mapping[str, Any], record: Mapping[
         Path(staging, "board", name).write_text(text)
 
 
+def _mark_updated_params(mod: tvm.IRModule, positions: Sequence[int]) -> tvm.IRModule:
+    """``mod`` with ``main`` listing the positions of the parameters a training step updates
+    (``layout.UPDATED_PARAMS_ATTR``: the default rewrites leave their layout alone)."""
+    from .defaults.layout import UPDATED_PARAMS_ATTR
+    marked = tvm.IRModule(dict(mod.functions), attrs=mod.attrs)
+    marked["main"] = mod["main"].with_attr(UPDATED_PARAMS_ATTR, [int(p) for p in positions])
+    return marked
+
+
 def build_bundle(mod: tvm.IRModule, input_names: Sequence[str], param_names: Sequence[str], *,
                  target: str | Mapping[str, Any], output_dir: str, weights: Mapping[str, np.ndarray],
                  entry: str = "predict", metadata: Mapping[str, Any] | None = None,
@@ -450,17 +451,23 @@ def build_bundle(mod: tvm.IRModule, input_names: Sequence[str], param_names: Seq
     missing = [n for n in param_names if n not in weights]
     if missing:
         raise ValueError(f"weights: a bundle needs every parameter's value; missing {missing[:5]}")
-    lowered = pipeline.lower_to_kernels(mod, tvm_target)
+    board_training = is_microcontroller(target_dict) and bool(param_updates)
+    if board_training:  # trained weights are read where they are: no per-call packed copies in RAM
+        mod = _mark_updated_params(mod, [len(input_names) + p for p in param_updates])
+    # a training step on a board: no whole feature map before a pooling (frozen layers run on a batch)
+    lowered = pipeline.lower_to_kernels(mod, tvm_target, merge_pools=board_training)
     record, constants = entry_record(lowered, input_names, param_names, list(param_updates))
     kernels = _kernel_module(lowered)  # re-layouts run unscheduled, on the host
     record, stored = fold_prepare_steps(record, kernels, stored_tensors(param_names, weights, constants))
+    record = lean_training_record(record, kernels)
     used = {s["kernel"] for s in record["steps"]} | {s["kernel"] for s in record["prepare_steps"]}
     kernels = tvm.IRModule({k: kernels[k] for k in sorted(used)})
     rules: dict[str, str | None] = {}
     # the host's default schedules also serve boards: NEON on aarch64, vectorized loops on Cortex-M
     scheduled = apply_default_schedules(kernels, tvm_target, rules)
     if is_microcontroller(target_dict):  # RAM is what a board lacks: no whole intermediate tensors
-        generic = [name for name, rule in rules.items() if is_generic(rule, name)]
+        generic = [name for name, rule in rules.items() if is_generic(rule, name) or is_merged_pooling(name)]
+        rules.update({name: None for name in generic if is_merged_pooling(name)})
         streamed = stream_rows_module(tvm.IRModule({name: kernels[name] for name in generic}))
         scheduled = tvm.IRModule({**{g.name_hint: f for g, f in scheduled.functions.items()},
                                   **{g.name_hint: f for g, f in streamed.functions.items()}})

@@ -1,6 +1,6 @@
 """Bare-metal example of a training-step bundle (Cortex-M): stored batches compiled into the image,
-one ``aotnn_model_run`` (one training step) per batch, losses and the final state written through
-semihosting.
+one ``aotnn_model_run_in_place`` (one training step, reading the batch where it lies) per batch;
+the losses, the final state and the stack's high-water mark written through semihosting.
 
 The batches are train_input<i>.bin (input i of every step, concatenated, C order), linked as const
 data by train_data.S; the number of steps is the file's size over one batch's. Write the files into
@@ -25,7 +25,8 @@ def train_data_asm(num_inputs: int) -> str:
 
 def train_main_c(input_bytes: list[int], output_bytes: list[int]) -> str:
     """main.c: runs one training step per stored batch, then writes losses.bin (every step's
-    outputs, concatenated) and state<i>.bin (the trained parameters and optimizer state)."""
+    outputs, concatenated), state<i>.bin (the trained parameters and optimizer state) and
+    stack.bin (the stack's high-water mark in bytes, uint32: the free stack is painted first)."""
     if not input_bytes or not output_bytes:
         raise ValueError("a training step needs inputs (data, label) and an output (the loss); "
                          f"got {len(input_bytes)} inputs and {len(output_bytes)} outputs")
@@ -46,8 +47,25 @@ def train_main_c(input_bytes: list[int], output_bytes: list[int]) -> str:
 #include "board/semihosting.h"
 
 #define AOTNN_TRAIN_MAX_STEPS {MAX_STEPS}
+#define AOTNN_STACK_PAINT 0xA5A5A5A5u
 {externs}
+extern uint32_t __bss_end, __stack_top;
 static uint8_t losses[AOTNN_TRAIN_MAX_STEPS * {step_out}] __attribute__((aligned(8)));
+
+/* Fills the free stack (from the end of .bss to just below the stack pointer) with a pattern. */
+__attribute__((noinline)) static void aotnn_paint_free_stack(void) {{
+  uint32_t* word = (uint32_t*)(((uintptr_t)&__bss_end + 7u) & ~(uintptr_t)7u);
+  uint32_t* sp;
+  __asm__ volatile("mov %0, sp" : "=r"(sp));
+  while (word < sp - 64) *word++ = AOTNN_STACK_PAINT;
+}}
+
+/* Bytes of stack used since the paint: from the top down to the lowest overwritten word. */
+static uint32_t aotnn_stack_used(void) {{
+  uint32_t* word = (uint32_t*)(((uintptr_t)&__bss_end + 7u) & ~(uintptr_t)7u);
+  while (word < &__stack_top && *word == AOTNN_STACK_PAINT) ++word;
+  return (uint32_t)((uintptr_t)&__stack_top - (uintptr_t)word);
+}}
 
 static char* aotnn_decimal(char* end, size_t value) {{
   *--end = 0;
@@ -60,20 +78,24 @@ int main(void) {{
   void* outputs[{len(output_bytes)}];
   size_t steps = (size_t)(aotnn_train_input0_end - aotnn_train_input0) / {input_bytes[0]}, step, i;
   char name[32] = "state", digits[24];
+  uint32_t stack_used;
   if (steps == 0 || steps > AOTNN_TRAIN_MAX_STEPS) {{
     aotnn_semihost_write0("train_input0.bin: expected 1 to {MAX_STEPS} batches\\n"); return 2; }}
 {counts}
+  aotnn_paint_free_stack();
   for (step = 0; step < steps; ++step) {{
 {point_in}
 {point_out}
-    if (aotnn_model_run(inputs, outputs) != AOTNN_OK) {{
+    if (aotnn_model_run_in_place(inputs, outputs) != AOTNN_OK) {{
       aotnn_semihost_write0("error: ");
       aotnn_semihost_write0(aotnn_last_error());
       aotnn_semihost_write0("\\n");
       return 1;
     }}
   }}
+  stack_used = aotnn_stack_used();
   if (aotnn_semihost_write_file("losses.bin", losses, steps * {step_out}) != 0) return 3;
+  if (aotnn_semihost_write_file("stack.bin", &stack_used, sizeof stack_used) != 0) return 3;
   for (i = 0; i < aotnn_model_num_states(); ++i) {{
     char* number = aotnn_decimal(digits + sizeof digits, i);
     size_t k = 5;

@@ -5,20 +5,24 @@ from __future__ import annotations
 import tvm
 from tvm import relax
 
-from . import defaults
+from . import defaults, merge_pooling
 from .defaults import block_fusion
 
 
-def fusing_passes(merge_blocks: bool = False) -> tvm.transform.Pass:
+def fusing_passes(merge_blocks: bool = False, merge_pools: bool = False) -> tvm.transform.Pass:
     """Relax passes that leave ``main`` as a sequence of ``call_tir`` kernels.
 
     Args:
         merge_blocks: also merge depthwise convolutions into the 1x1 convolutions that consume
             them, and 1x1 expansions into the depthwise kernels after them (CPU default
             schedules, see ``defaults/block_fusion.py``).
+        merge_pools: also merge poolings into the kernels that compute their inputs (RAM on a
+            microcontroller, see ``merge_pooling.py``).
     """
     merging = [block_fusion.merge_depthwise_pointwise_pass, block_fusion.merge_expand_pass,
                block_fusion.merge_expand_depthwise_pass] if merge_blocks else []
+    if merge_pools:
+        merging.append(merge_pooling.merge_pooling_pass)
     return tvm.transform.Sequential([
         relax.transform.LegalizeOps(),
         relax.transform.AnnotateTIROpPattern(),
@@ -30,11 +34,12 @@ def fusing_passes(merge_blocks: bool = False) -> tvm.transform.Pass:
     ])
 
 
-def lower_to_kernels(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.IRModule:
-    """Run the fusing pipeline for ``target`` (kernel schedules are applied by ``schedules.build``)."""
+def lower_to_kernels(mod: tvm.IRModule, target: tvm.target.Target, merge_pools: bool = False) -> tvm.IRModule:
+    """Run the fusing pipeline for ``target`` (kernel schedules are applied by ``schedules.build``);
+    ``merge_pools``: see :func:`fusing_passes`."""
     with target:
         # adjoints of training steps are private functions: inline them first, so that the
         # default rewrite (which reads ``main`` only) sees their convolutions and products
         mod = relax.transform.InlinePrivateFunctions()(mod)
         merge = defaults.cpu_info(target) is not None
-        return fusing_passes(merge)(defaults.rewrite_relax(mod, target))
+        return fusing_passes(merge, merge_pools)(defaults.rewrite_relax(mod, target))

@@ -132,23 +132,37 @@ def assign_offsets(plan: KernelPlan, exclude: set[int]) -> tuple[dict[int, int],
             if isinstance(arg, Value) and arg.kind == "buffer" and arg.index not in exclude:
                 first.setdefault(arg.index, step_index)
                 last[arg.index] = step_index
+    sizes = {b: nbytes(plan.buffers[b]) for b in first if b not in exclude}
+    offsets, arena = place_buffers(sizes, {b: (first[b], last[b]) for b in sizes})
+    total = sum(-(-max(size, 1) // ALIGNMENT) * ALIGNMENT for size in sizes.values())
+    return offsets, arena, total
+
+
+def place_buffers(sizes: dict[int, int], spans: dict[int, tuple[int, int]]) -> tuple[dict[int, int], int]:
+    """Place buffers in one arena, largest first, each at the lowest offset free during its span.
+
+    Args:
+        sizes: bytes of each buffer (by any key).
+        spans: (first step, last step) during which each buffer of ``sizes`` is live.
+
+    Returns:
+        (offset of each buffer, 64-byte aligned; the arena's size).
+    """
     placed: list[tuple[int, int, int, int]] = []   # (offset, size, first, last)
     offsets: dict[int, int] = {}
-    total = 0
-    order = sorted((b for b in first if b not in exclude), key=lambda b: (-nbytes(plan.buffers[b]), b))
-    for b in order:
-        size = -(-max(nbytes(plan.buffers[b]), 1) // ALIGNMENT) * ALIGNMENT
-        total += size
-        live = sorted((o, s) for o, s, f, l in placed if not (l < first[b] or last[b] < f))
+    for b in sorted(sizes, key=lambda b: (-sizes[b], b)):
+        size = -(-max(sizes[b], 1) // ALIGNMENT) * ALIGNMENT
+        first, last = spans[b]
+        live = sorted((o, s) for o, s, f, l in placed if not (l < first or last < f))
         offset = 0
         for o, s in live:
             if offset + size <= o:
                 break
             offset = max(offset, o + s)
         offsets[b] = offset
-        placed.append((offset, size, first[b], last[b]))
+        placed.append((offset, size, first, last))
     arena = max((o + s for o, s, _, _ in placed), default=0)
-    return offsets, arena, total
+    return offsets, arena
 
 
 def place_step_scratch(buffers: list[tuple[int, int, int, int]], sizes: list[int]) -> tuple[list[int], int]:

@@ -4,7 +4,8 @@ Unscheduled, a fused kernel (padding, a convolution, its batch-norm epilogue, th
 convolution...) materializes each stage as a whole tensor in scratch memory: DS-CNN's
 depthwise + pointwise kernel asked for 80 KB, more than its input and output together. Here
 the element-wise chains between stages are inlined into their element-wise consumers, and every
-remaining stage is computed at the output's outermost loop of extent > 1 (its rows), so that the
+remaining stage is computed at the output's outermost loop of extent > 1 (its rows; for a 4-D
+feature map, the loop over its second axis, also in a batch of several), so that the
 lowering shrinks each intermediate to the region one output row needs (a few rows with a
 convolution's halo). Stages that refuse keep their whole buffers.
 """
@@ -43,7 +44,13 @@ def _inline_elementwise_chains(sch: Schedule) -> None:
 
 
 def _row_loop(sch: Schedule, block):
-    for loop in sch.get_loops(block):
+    loops = sch.get_loops(block)
+    writes = sch.get(block).writes
+    if len(loops) >= 4 and len(writes) == 1 and len(writes[0].region) == 4:  # a feature map (N, H, W, C): its rows
+        extent = sch.get(loops[1]).extent
+        if isinstance(extent, tirx.IntImm) and int(extent) > 1:
+            return loops[1]
+    for loop in loops:
         extent = sch.get(loop).extent
         if not isinstance(extent, tirx.IntImm) or int(extent) > 1:
             return loop

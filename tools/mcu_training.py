@@ -1,6 +1,7 @@
 """On-device training on Cortex-M under qemu-system-arm: LeNet5 with fc2/fc3 fine-tuned by Momentum
 (the rest frozen), N steps on batches compiled into the image; prints the largest relative loss error
-against the x86 artifact's steps and the image's flash and RAM by section.
+against the x86 artifact's steps and the image's flash and RAM (.data + .bss + the stack's
+high-water mark, which the example measures).
 
     python tools/mcu_training.py [--steps 20] [--targets cortex-m4 cortex-m55]
 
@@ -73,11 +74,12 @@ def main() -> int:
             error = float(np.max(np.abs(losses - expected) / np.abs(expected)))
             size = sections(os.path.join(bundle, "model.elf"))
             stored = sum(os.path.getsize(os.path.join(bundle, f"train_input{i}.bin")) for i in range(2))
-            ram = size.get(".data", 0) + size.get(".bss", 0) + size.get(".stack", 0)
+            (stack_used,) = np.fromfile(os.path.join(bundle, "stack.bin"), dtype=np.uint32)
+            ram = size.get(".data", 0) + size.get(".bss", 0) + int(stack_used)
             print(f"{target} ({DEFAULT_BOARD[target]}): max relative loss error {error:.2e}; "
                   f"flash {size.get('.text', 0) + size.get('.weights', 0) - stored} B (code + weights; "
                   f"+ {stored} B of stored batches); RAM {ram} B (.data {size.get('.data', 0)}, .bss "
-                  f"{size.get('.bss', 0)}, stack {size.get('.stack', 0)})")
+                  f"{size.get('.bss', 0)}, stack used {int(stack_used)} of {size.get('.stack', 0)} reserved)")
     return 0
 
 

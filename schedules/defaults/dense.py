@@ -78,10 +78,29 @@ def pack_weight(w: te.Tensor, n_block: int, n_padded: int, transposed: bool) -> 
 def dense_packed(x: te.Tensor, wp: te.Tensor, *, out_features: int, m_block: int, m_padded: int) -> te.Tensor:
     """``x (..., K) @ W.T`` as an (M, N) matrix, M the product of x's leading axes, W packed by
     :func:`pack_weight`. (A 2-D result keeps every tile's output rows one contiguous range.)"""
+    n_blocks, _, n_block = (int(d) for d in wp.shape)
+    return _dense(x, lambda j, rk: wp[j // n_block, rk, j % n_block], n_blocks * n_block, n_block,
+                  out_features=out_features, m_block=m_block, m_padded=m_padded)
+
+
+def dense_plain(x: te.Tensor, w: te.Tensor, *, transposed: bool, n_block: int, n_padded: int,
+                out_features: int, m_block: int, m_padded: int) -> te.Tensor:
+    """:func:`dense_packed` reading the weights where they are: ``(N, K)`` (``(K, N)`` if
+    ``transposed``), for weights that change on every call (a training step's)."""
+    n = out_features
+
+    def weight_at(j, rk):
+        col = tirx.min(j, n - 1) if n_padded != n else j
+        return w[rk, col] if transposed else w[col, rk]
+
+    return _dense(x, weight_at, n_padded, n_block, out_features=out_features, m_block=m_block, m_padded=m_padded)
+
+
+def _dense(x: te.Tensor, weight_at, n_columns: int, n_block: int, *, out_features: int, m_block: int,
+           m_padded: int) -> te.Tensor:
     lead = [int(d) for d in x.shape[:-1]]
     k = int(x.shape[-1])
     m = reduce(lambda a, b: a * b, lead, 1)
-    n_blocks, _, n_block = (int(d) for d in wp.shape)
     rk = te.reduce_axis((0, k), "k")
 
     dims = [(pos, size) for pos, size in enumerate(lead) if size > 1]
@@ -94,8 +113,8 @@ def dense_packed(x: te.Tensor, wp: te.Tensor, *, out_features: int, m_block: int
             flat = flat // size
         return index
 
-    acc = te.compute((m_padded, n_blocks * n_block),
-                     lambda i, j: te.sum(x[(*row(i), rk)] * wp[j // n_block, rk, j % n_block], axis=[rk]),
+    acc = te.compute((m_padded, n_columns),
+                     lambda i, j: te.sum(x[(*row(i), rk)] * weight_at(j, rk), axis=[rk]),
                      name=DENSE, attrs={"aotnn_tile_m": m_block, "aotnn_tile_n": n_block})
     return te.compute((m, out_features), lambda i, j: acc[i, j], name=OUT)
 
@@ -149,10 +168,18 @@ def rewrite_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
         m *= d
     plan = plan_dense(rw.cpu, m, n, "float32")
     bb = rw.bb
+    source_x = _unreshaped(rw, x, k)
+    if rw.updated_by_the_step(weight):
+        out = bb.emit(bb.call_te(dense_plain, rw.nchw(source_x), rw.nchw(weight), transposed=transposed,
+                                 n_block=plan.n_block, n_padded=plan.n_padded, out_features=n,
+                                 m_block=plan.m_block, m_padded=plan.m_padded, primfunc_name_hint="aotnn_dense"))
+        if len(x_shape) > 2:
+            out = bb.emit(relax.op.reshape(out, out_shape))
+        rw.set_nchw(var, out)
+        return True
     packed = rw.emit_once(("dense", weight, plan.n_block, plan.n_padded, transposed), lambda: bb.call_te(
         pack_weight, rw.nchw(weight), plan.n_block, plan.n_padded, transposed,
         primfunc_name_hint="aotnn_pack_dense_weight"))
-    source_x = _unreshaped(rw, x, k)
     out = bb.emit(bb.call_te(dense_packed, rw.nchw(source_x), packed, out_features=n, m_block=plan.m_block,
                              m_padded=plan.m_padded, primfunc_name_hint="aotnn_dense"))
     if len(x_shape) > 2:

@@ -65,6 +65,10 @@ def dtype_of(expr: relax.Expr) -> str:
     return str(expr.ty.dtype)
 
 
+# attribute of ``main``: positions of the parameters a training step updates (left in their layout)
+UPDATED_PARAMS_ATTR = "aotnn_updated_params"
+
+
 class Rewriter:
     """Rebuilds ``main`` binding by binding; op-class rules (``rules``) may emit replacements.
 
@@ -84,6 +88,7 @@ class Rewriter:
         self._values: dict[relax.Var, relax.Expr] = {}  # every binding of the function
         self._users: dict[relax.Var, list] = {}        # var -> binding vars using it (None: the result)
         self._params: set = set()
+        self._updated: set = set()                      # parameters a training step changes
         self._param_only: dict[relax.Var, bool] = {}
         self._deferred: dict[relax.Var, Callable[[], None]] = {}
         self._dropped: set = set()
@@ -147,8 +152,16 @@ class Rewriter:
         """Emit nothing for the binding of ``var`` (a later one, whose only user a rule rewrote)."""
         self._dropped.add(var)
 
+    def updated_by_the_step(self, expr: relax.Expr) -> bool:
+        """Whether ``expr`` is a parameter that the function (a training step) updates on every call
+        (listed by position in its ``UPDATED_PARAMS_ATTR`` attribute): a re-layout of it would be
+        a copy made on every call, in RAM on a board."""
+        return isinstance(expr, relax.Var) and expr in self._updated
+
     def _index(self, func: relax.Function) -> None:
         self._params = set(func.params)
+        positions = func.attrs.get(UPDATED_PARAMS_ATTR, []) if func.attrs else []
+        self._updated = {func.params[int(i)] for i in positions}
         for block in func.body.blocks:
             for binding in block.bindings:  # in order: a variable is bound before its uses
                 self._values[binding.var] = binding.value

@@ -71,3 +71,29 @@ def test_stored_tensors_that_do_not_match_the_record_are_refused():
     wrong = [stored[0], ("shift", np.zeros((2, 2), np.float32)), stored[2]]
     with pytest.raises(ValueError, match=r"'shift' expected float32 of shape \(4, 3\), got float32 of shape \(2, 2\)"):
         fold_prepare_steps(_record(), _kernels(), wrong)
+
+
+def test_a_training_record_folds_the_steps_that_read_only_frozen_weights():
+    """shift is trained: the transpose of the frozen w is folded (numpy's value stored), the add
+    that reads shift stays a prepare step over the folded tensor and the state."""
+    record = {**_record(), "param_updates": [{"param": 1, "output": 0}]}
+    stored = _stored(np.random.default_rng(3))
+    folded, new_stored = fold_prepare_steps(record, _kernels(), stored)
+    assert [p["name"] for p in folded["params"]] == ["shift", "bias", "__prepared0"]
+    np.testing.assert_allclose(new_stored[2][1], stored[0][1].T * 2.0, rtol=1e-6)
+    np.testing.assert_array_equal(new_stored[0][1], stored[1][1])
+    assert folded["param_updates"] == [{"param": 0, "output": 0}]
+    assert folded["prepared"] == [record["prepared"][1]]
+    assert folded["prepare_steps"] == [{"kernel": "add", "args": [
+        {"kind": "param", "index": 2}, {"kind": "param", "index": 0}, {"kind": "prepared", "index": 0}]}]
+    assert folded["steps"][0]["args"] == [{"kind": "input", "index": 0}, {"kind": "prepared", "index": 0},
+                                          {"kind": "param", "index": 1}, {"kind": "output", "index": 0}]
+
+
+def test_a_training_record_that_updates_only_a_per_call_parameter_folds_every_prepare_step():
+    record = {**_record(), "param_updates": [{"param": 2, "output": 0}]}
+    stored = _stored(np.random.default_rng(4))
+    folded, new_stored = fold_prepare_steps(record, _kernels(), stored)
+    assert folded["prepare_steps"] == [] and folded["prepared"] == []
+    assert [name for name, _ in new_stored] == ["bias", "__prepared1"]
+    assert folded["param_updates"] == [{"param": 0, "output": 0}]
