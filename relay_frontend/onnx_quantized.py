@@ -270,11 +270,14 @@ def _dense(bb: relax.BlockBuilder, a: relax.Expr, weight_t: np.ndarray, a_zero: 
     return bb.emit(_op.reshape(acc, tuple(shape[:-1]) + (weight.shape[0],)))
 
 
-def _matmul_weight(inputs: Sequence[Any], index: int, name: str, zero_index: int, zero_name: str):
+def _matmul_weight(inputs: Sequence[Any], index: int, name: str, zero_index: int, zero_name: str,
+                   batched: bool = False):
+    """A constant (K, N) weight (or (B, K, N) where ``batched``) as int8 with its zero point per column."""
     weight = _constant(inputs, index, name, ("int8", "uint8"))
-    if weight.ndim != 2:
-        raise _error(f"input {name!r}: expected a 2-D constant (K, N), got shape {weight.shape}")
-    zero = _zero_point(inputs, zero_index, zero_name, str(weight.dtype), weight.shape[1])
+    if weight.ndim != 2 and not (batched and weight.ndim == 3):
+        raise _error(f"input {name!r}: expected a {'2-D or 3-D' if batched else '2-D'} constant (..., K, N), "
+                     f"got shape {weight.shape}")
+    zero = _zero_point(inputs, zero_index, zero_name, str(weight.dtype), weight.shape[-1])
     if weight.dtype == np.uint8:
         return (weight.astype(np.int16) - 128).astype(np.int8), zero - 128
     return weight, zero
@@ -300,12 +303,14 @@ def matmul_integer(bb: relax.BlockBuilder, inputs: Sequence[Any], attrs: dict, o
 
 
 def _qmatmul(bb: relax.BlockBuilder, inputs: Sequence[Any], names: tuple[str, ...], positions: tuple[int, ...],
-             weight: np.ndarray, w_zero: np.ndarray, bias: np.ndarray, alpha: float = 1.0) -> relax.Expr:
-    """The requantized int8 product shared by QLinearMatMul and QGemm."""
+             weight: np.ndarray, w_zero: np.ndarray, bias: np.ndarray, alpha: float = 1.0,
+             a: relax.Expr | None = None) -> relax.Expr:
+    """The requantized int8 product shared by QLinearMatMul and QGemm (``a``: the node's, or a slice of it)."""
     a_index, a_scale_index, a_zero_index, w_scale_index, y_scale_index, y_zero_index = positions
-    a = _narrow(inputs, a_index, names[0])
+    data = _narrow(inputs, a_index, names[0])
+    a = data if a is None else a
     a_scale = _scale(inputs, a_scale_index, names[1])
-    a_zero = int(_zero_point(inputs, a_zero_index, names[2], _dtype(a))[0])
+    a_zero = int(_zero_point(inputs, a_zero_index, names[2], _dtype(data))[0])
     columns = weight.shape[1]
     w_scale = _scale(inputs, w_scale_index, names[3], columns)
     y_scale = _scale(inputs, y_scale_index, names[4])
@@ -321,10 +326,24 @@ def _qmatmul(bb: relax.BlockBuilder, inputs: Sequence[Any], names: tuple[str, ..
 
 
 def qlinear_matmul(bb: relax.BlockBuilder, inputs: Sequence[Any], attrs: dict, opset: int) -> relax.Expr:
-    """QLinearMatMul of a constant b: int8_dense, requantized per output column."""
-    weight, w_zero = _matmul_weight(inputs, 3, "b", 5, "b_zero_point")
-    return _qmatmul(bb, inputs, ("a", "a_scale", "a_zero_point", "b_scale", "y_scale", "y_zero_point"),
-                    (0, 1, 2, 4, 6, 7), weight, w_zero, np.zeros(weight.shape[1], np.int64))
+    """QLinearMatMul of a constant b: int8_dense, requantized per output column; a (B, K, N) b takes
+    one product per batch of a (B, M, K)."""
+    weight, w_zero = _matmul_weight(inputs, 3, "b", 5, "b_zero_point", batched=True)
+    names = ("a", "a_scale", "a_zero_point", "b_scale", "y_scale", "y_zero_point")
+    positions = (0, 1, 2, 4, 6, 7)
+    bias = np.zeros(weight.shape[-1], np.int64)
+    if weight.ndim == 2:
+        return _qmatmul(bb, inputs, names, positions, weight, w_zero, bias)
+    a = _narrow(inputs, 0, "a")
+    shape = _shape(a)
+    if len(shape) != 3 or shape[0] != weight.shape[0]:
+        raise _error(f"inputs 'a' and 'b': expected (B, M, K) with b's batch {weight.shape[0]}, got {shape}")
+    parts = []
+    for batch in range(shape[0]):
+        rows = bb.emit(_op.reshape(bb.emit(_op.strided_slice(a, [0], [batch], [batch + 1])), shape[1:]))
+        product = bb.emit(_qmatmul(bb, inputs, names, positions, weight[batch], w_zero, bias, a=rows))
+        parts.append(bb.emit(_op.expand_dims(product, 0)))
+    return _op.concat(parts, axis=0)
 
 
 def qgemm(bb: relax.BlockBuilder, inputs: Sequence[Any], attrs: dict, opset: int) -> relax.Expr:
@@ -369,16 +388,19 @@ def _axis_scale(inputs: Sequence[Any], x: relax.Expr, attrs: dict) -> tuple[np.n
     return _scale(inputs, 1, "scale", scale.size), axis
 
 
-def quantize_linear(bb: relax.BlockBuilder, inputs: Sequence[Any], attrs: dict, opset: int) -> relax.Expr:
-    """QuantizeLinear to int8/uint8 through ``int8_quantize`` (round half to even, saturated)."""
+def quantize_linear(bb: relax.BlockBuilder, inputs: Sequence[Any], attrs: dict, opset: int) -> relax.Expr | None:
+    """QuantizeLinear to int8/uint8 through ``int8_quantize`` (round half to even, saturated); other
+    forms (16-bit, a zero point per channel) to TVM's converter (None)."""
     from .ops.int8 import int8_quantize
     x = _input(inputs, 0, "x")
     zero_input = _input(inputs, 2, "y_zero_point", required=False)
-    dtype = str(_constant(inputs, 2, "y_zero_point", tuple(_RANGES)).dtype) if zero_input is not None else "uint8"
+    dtype = "uint8"
+    if zero_input is not None:
+        dtype = str(_constant(inputs, 2, "y_zero_point", ("int8", "uint8", "int16", "uint16")).dtype)
     scale, axis = _axis_scale(inputs, x, attrs)
     zero = _zero_point(inputs, 2, "y_zero_point", dtype, scale.size)
-    if np.unique(zero).size > 1:
-        raise _error("input 'y_zero_point': expected one zero point for all channels")
+    if dtype not in _RANGES or np.unique(zero).size > 1 or int(attrs.get("output_dtype", 0)):
+        return None  # 16-bit grids, zero points per channel: TVM's converter
     low, high = _RANGES[dtype]
     squeeze = not _shape(x)
     if squeeze:
@@ -388,10 +410,10 @@ def quantize_linear(bb: relax.BlockBuilder, inputs: Sequence[Any], attrs: dict, 
 
 
 def dequantize_linear(bb: relax.BlockBuilder, inputs: Sequence[Any], attrs: dict, opset: int) -> relax.Expr:
-    """DequantizeLinear of int8/uint8/int32: ``float32(x - x_zero_point) * x_scale`` per ``axis``."""
+    """DequantizeLinear of 8-, 16- or 32-bit integers: ``float32(x - x_zero_point) * x_scale`` per ``axis``."""
     x = _input(inputs, 0, "x")
-    if _dtype(x) not in ("int8", "uint8", "int32"):
-        raise _error(f"input 'x': expected int8, uint8 or int32, got {_dtype(x)}")
+    if _dtype(x) not in ("int8", "uint8", "int16", "uint16", "int32"):
+        raise _error(f"input 'x': expected int8, uint8, int16, uint16 or int32, got {_dtype(x)}")
     scale, axis = _axis_scale(inputs, x, attrs)
     zero = _zero_point(inputs, 2, "x_zero_point", _dtype(x), scale.size)
     rank = len(_shape(x))
