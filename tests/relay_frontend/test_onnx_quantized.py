@@ -1,9 +1,11 @@
 """ONNX QOperator models (onnxruntime's quantizer) imported into the integer graph, against onnxruntime.
 
 The models are small float CNNs / matrix products written with ``onnx.helper`` and quantized by
-``onnxruntime.quantization``; aotnn's outputs must equal onnxruntime's (the requantization formula is
-the same: float32 multiplier, round half to even), except QLinearAdd whose vector kernel in
-onnxruntime may round differently at exact ties (within 1 LSB on < 1% of elements).
+``onnxruntime.quantization``. Statically quantized models must equal onnxruntime's outputs bit for bit
+(the requantization formula is the same: float32 multiplier ``x_scale * w_scale / y_scale``, round half
+to even, saturate; QLinearAdd's ``a_scale / c_scale`` and ``b_scale / c_scale``). Dynamically quantized
+ones (DynamicQuantizeLinear + MatMulInteger/ConvInteger, then float Mul) are compared at float tolerance:
+the integer products are exact, the float scaling after them may round the last bit differently.
 """
 from __future__ import annotations
 
