@@ -32,18 +32,21 @@ QPARAM_INPUTS: dict[str, tuple[int, ...]] = {
     "QLinearAdd": (1, 2, 4, 5, 6, 7), "QLinearGlobalAveragePool": (1, 2, 3, 4), "MatMulInteger": (1, 2, 3),
     "ConvInteger": (1, 2, 3), "QuantizeLinear": (1, 2), "DequantizeLinear": (1, 2),
 }
-# the input names of each op (ONNX's and onnxruntime's specs) and how many of them are required
-INPUT_NAMES: dict[str, tuple[tuple[str, ...], int]] = {
+# the input names of each op (ONNX's and onnxruntime's specs) and the positions that are required
+INPUT_NAMES: dict[str, tuple[tuple[str, ...], tuple[int, ...]]] = {
     "QLinearConv": (("x", "x_scale", "x_zero_point", "w", "w_scale", "w_zero_point", "y_scale", "y_zero_point",
-                     "B"), 8),
-    "QLinearMatMul": (("a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point", "y_scale", "y_zero_point"), 8),
-    "QGemm": (("A", "a_scale", "a_zero_point", "B", "b_scale", "b_zero_point", "C", "y_scale", "y_zero_point"), 6),
-    "QLinearAdd": (("A", "A_scale", "A_zero_point", "B", "B_scale", "B_zero_point", "C_scale", "C_zero_point"), 8),
-    "QLinearGlobalAveragePool": (("X", "x_scale", "x_zero_point", "y_scale", "y_zero_point"), 5),
-    "MatMulInteger": (("A", "B", "a_zero_point", "b_zero_point"), 2),
-    "ConvInteger": (("x", "w", "x_zero_point", "w_zero_point"), 2),
-    "QuantizeLinear": (("x", "y_scale", "y_zero_point"), 2),
-    "DequantizeLinear": (("x", "x_scale", "x_zero_point"), 2),
+                     "B"), tuple(range(8))),
+    "QLinearMatMul": (("a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point", "y_scale", "y_zero_point"),
+                      tuple(range(8))),
+    "QGemm": (("A", "a_scale", "a_zero_point", "B", "b_scale", "b_zero_point", "C", "y_scale", "y_zero_point"),
+              tuple(range(6))),
+    "QLinearAdd": (("A", "A_scale", "A_zero_point", "B", "B_scale", "B_zero_point", "C_scale", "C_zero_point"),
+                   (0, 1, 3, 4, 6)),
+    "QLinearGlobalAveragePool": (("X", "x_scale", "x_zero_point", "y_scale", "y_zero_point"), tuple(range(5))),
+    "MatMulInteger": (("A", "B", "a_zero_point", "b_zero_point"), (0, 1)),
+    "ConvInteger": (("x", "w", "x_zero_point", "w_zero_point"), (0, 1)),
+    "QuantizeLinear": (("x", "y_scale", "y_zero_point"), (0, 1)),
+    "DequantizeLinear": (("x", "x_scale", "x_zero_point"), (0, 1)),
 }
 # onnxruntime's contrib ops taken from the com.microsoft domain
 MICROSOFT_OPS = ("QGemm", "QLinearAdd", "QLinearGlobalAveragePool")
@@ -51,8 +54,8 @@ MICROSOFT_OPS = ("QGemm", "QLinearAdd", "QLinearGlobalAveragePool")
 
 def missing_input(node: Any) -> str:
     """``input 'name' (position i) is missing`` for the first required input ``node`` leaves empty, else ''."""
-    names, required = INPUT_NAMES.get(node.op_type, ((), 0))
-    for index in range(required):
+    names, required = INPUT_NAMES.get(node.op_type, ((), ()))
+    for index in required:
         if index >= len(node.input) or not node.input[index]:
             return f"input {names[index]!r} (position {index}) is missing"
     return ""
@@ -178,11 +181,10 @@ def _conv_pads(attrs: dict, x_shape: tuple[int, ...], kernel: tuple[int, ...], s
     return tuple(result)
 
 
-def _conv_product(inputs: Sequence[Any], attrs: dict, x_index: int, w_index: int, x_zero: int,
-                  w_zero: np.ndarray, weight: np.ndarray, fold: bool) -> relax.Expr:
-    """int8_conv2d of the node's input and its constant weight (int32 accumulators, NCHW)."""
+def _conv_product(x: relax.Expr, attrs: dict, x_zero: int, w_zero: np.ndarray, weight: np.ndarray,
+                  fold: bool) -> relax.Expr:
+    """int8_conv2d of the node's input ``x`` and its constant weight (int32 accumulators, NCHW)."""
     from .ops.int8 import int8_conv2d
-    x = inputs[x_index]
     if len(_shape(x)) != 4 or weight.ndim != 4:
         raise _error(f"inputs 'x' and 'w': expected a 2-D convolution (4-D tensors), got {_shape(x)} and "
                      f"{weight.shape}")
@@ -221,7 +223,7 @@ def qlinear_conv(bb: relax.BlockBuilder, inputs: Sequence[Any], attrs: dict, ops
         if bias.size != channels:
             raise _error(f"input 'B': expected {channels} values (one per output channel), got {bias.size}")
     weight, w_zero = _signed_weight(weight, w_zero)
-    acc = bb.emit(_conv_product(inputs, attrs, 0, 3, x_zero, w_zero, weight, True))
+    acc = bb.emit(_conv_product(x, attrs, x_zero, w_zero, weight, True))
     folded = _int32(_folded_bias(bias, weight, w_zero, x_zero, (1, 2, 3)), "B")
     multiplier = np.broadcast_to(_multiplier(x_scale, w_scale, y_scale), (channels,)).copy()
     return _requantize(bb, acc, folded, multiplier, y_zero, y_dtype, 1)
@@ -239,7 +241,7 @@ def conv_integer(bb: relax.BlockBuilder, inputs: Sequence[Any], attrs: dict, ops
     zero_input = _input(inputs, 2, "x_zero_point", required=False)
     if zero_input is None or isinstance(zero_input, tvm.ir.expr.Constant):
         x_zero = int(_zero_point(inputs, 2, "x_zero_point", _dtype(x))[0])
-        return _conv_product(inputs, attrs, 0, 1, x_zero, w_zero, weight, False)
+        return _conv_product(x, attrs, x_zero, w_zero, weight, False)
     if _dtype(zero_input) != _dtype(x) or int(np.prod(_shape(zero_input), dtype=np.int64)) != 1:
         raise _error(f"input 'x_zero_point': expected one {_dtype(x)} value, got {zero_input.ty}")
     centered = bb.emit(_op.subtract(bb.emit(_op.astype(x, "int32")),

@@ -179,8 +179,8 @@ def _qlinear_conv(x_scale_as_input=False, zero_dtype=np.uint8, drop_scale=False)
         inputs.append(helper.make_tensor_value_info("xs", TensorProto.FLOAT, ()))
     names = ["x", "" if drop_scale else "xs", "xz", "w", "ws", "wz", "ys", "yz"]
     node = helper.make_node("QLinearConv", names, ["y"], name="qconv")
-    graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info("y", TensorProto.UINT8, (1, 2, 4, 4))],
-                              [numpy_helper.from_array(v, k) for k, v in consts.items()])
+    output = helper.make_tensor_value_info("y", TensorProto.UINT8, (1, 2, 4, 4))
+    graph = helper.make_graph([node], "g", inputs, [output], [numpy_helper.from_array(v, k) for k, v in consts.items()])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
