@@ -16,6 +16,7 @@ from tvm import relax
 from tvm.relax.frontend.onnx.onnx_frontend import ONNXGraphImporter, _get_convert_map
 
 from .errors import CaptureError
+from .onnx_quantized import QUANTIZED_CONVERTERS
 from .onnx_recurrent import RecurrentImportError, convert_recurrent
 
 Converter = Callable[[relax.BlockBuilder, Sequence[Any], dict, int], relax.Expr]
@@ -227,6 +228,7 @@ CONVERTERS: dict[str, Converter] = {
     "LSTM": _recurrent("LSTM"),
     "GRU": _recurrent("GRU"),
     "RNN": _recurrent("RNN"),
+    **QUANTIZED_CONVERTERS,
 }
 
 

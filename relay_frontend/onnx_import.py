@@ -27,6 +27,7 @@ from onnx import helper
 from tvm import relax
 
 from .errors import CaptureError
+from .onnx_quantized import MICROSOFT_OPS, QPARAM_INPUTS, missing_input
 from .ops.registry import rule
 
 
@@ -118,6 +119,10 @@ def check_model(model: onnx.ModelProto) -> None:
     Raises:
         OnnxImportError: naming the node (name and op type) at fault where the checker tells it.
     """
+    for index, node in enumerate(model.graph.node):
+        missing = missing_input(node)
+        if missing:
+            raise OnnxImportError(f"malformed ONNX model: {_node_label(node, index)}: {missing}")
     try:
         onnx.checker.check_model(model)
     except Exception as err:
@@ -126,7 +131,8 @@ def check_model(model: onnx.ModelProto) -> None:
     from .onnx_converters import supported_ops
     known = supported_ops()
     for index, node in enumerate(model.graph.node):
-        if node.domain not in ("", "ai.onnx"):
+        microsoft = node.domain == "com.microsoft" and node.op_type in MICROSOFT_OPS
+        if node.domain not in ("", "ai.onnx") and not microsoft:
             raise OnnxImportError(f"{_node_label(node, index)}: custom op domain {node.domain!r} is not supported")
         if node.op_type not in known:
             raise OnnxImportError(f"{_node_label(node, index)}: op type {node.op_type!r} is not supported by "
@@ -147,7 +153,7 @@ def _opset(model: onnx.ModelProto) -> int:
 # (Resize's roi, scales and sizes; Range's bounds; OneHot's depth; Pad's value): aotnn needs them constant,
 # as integer shape inputs
 STATIC_INPUTS: dict[str, tuple[int, ...]] = {"Resize": (1, 2, 3), "Upsample": (1,), "Range": (0, 1, 2),
-                                             "OneHot": (1, 2), "Pad": (1, 2, 3)}
+                                             "OneHot": (1, 2), "Pad": (1, 2, 3), **QPARAM_INPUTS}
 
 
 def static_input_names(graph: onnx.GraphProto) -> set[str]:

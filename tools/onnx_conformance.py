@@ -51,6 +51,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "scan": ("CumSum", "TopK"),
     "recurrent": ("LSTM", "GRU", "RNN"),
     "dropout": ("Dropout",),
+    "quant": ("QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv", "QLinearMatMul",
+              "MatMulInteger", "ConvInteger"),
 }
 OP_FAMILY = {op: family for family, ops in FAMILIES.items() for op in ops}
 # ops allowed besides the one under test (helpers inside a test graph)

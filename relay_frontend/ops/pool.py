@@ -11,12 +11,13 @@ from tvm import relax
 
 from ..capture import dtype_of, static_shape
 from ..errors import CaptureError
-from .common import as_pair, emit
+from .common import as_pair, cast, emit
 from .conv import PAD_MODES, same_padding, spatial_padding
 from .reduce import nan_first_arg
 from .registry import rule
 
 _op = relax.op
+_NARROW = ("int8", "uint8")  # averaged in float32: Relax's integer pools sum in the input's 8 bits
 
 
 # -- geometry ---------------------------------------------------------------------------------
@@ -89,7 +90,12 @@ def avg_pool2d(x, kernel_size=1, stride=1, pad_mode="valid", padding=0, ceil_mod
                count_include_pad=None, data_format="NCHW", divisor_override=None):
     """Average pooling. 'same' leaves the padding out of each average (MindSpore's AvgPool); otherwise
     ``count_include_pad`` (default: True for 'pad') counts the explicit padding but never the extra room
-    a ceil-mode window needs past it; ``divisor_override`` replaces the divisor."""
+    a ceil-mode window needs past it; ``divisor_override`` replaces the divisor. int8/uint8 inputs are
+    averaged in float32 (sums exact) and rounded half to even back to their dtype."""
+    if dtype_of(x) in _NARROW:
+        avg = avg_pool2d(cast(x, "float32"), kernel_size, stride, pad_mode, padding, ceil_mode, count_include_pad,
+                         data_format, divisor_override)
+        return _narrow_result(avg, dtype_of(x))
     pad_mode, kernel, stride, _, pads, out, pad = _pool_args(x, kernel_size, stride, pad_mode, padding, ceil_mode, 1,
                                                              data_format)
     if count_include_pad is None:
@@ -118,8 +124,16 @@ def _spatial(x, data_format: str) -> tuple[int, int]:
     return shape[2:] if data_format == "NCHW" else shape[1:3]
 
 
+def _narrow_result(avg: relax.Expr, dtype: str) -> relax.Expr:
+    """A float32 average of int8/uint8 values back to ``dtype``, rounded half to even (it stays in range)."""
+    return _op.astype(emit(_op.round(emit(avg))), dtype)
+
+
 @rule("global_avg_pool2d")
 def global_avg_pool2d(x, keep_dims=True):
+    """The mean over H and W (NCHW); int8/uint8 inputs as :func:`avg_pool2d`."""
+    if dtype_of(x) in _NARROW:
+        return _narrow_result(relax.op.mean(cast(x, "float32"), axis=[2, 3], keepdims=bool(keep_dims)), dtype_of(x))
     return relax.op.mean(x, axis=[2, 3], keepdims=bool(keep_dims))
 
 
