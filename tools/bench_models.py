@@ -34,7 +34,8 @@ from bench import Runner, _at_least, host_description, randomize, scaled_error, 
 
 MINDCV_MODELS = ("efficientnet_b0", "mobilenet_v3_small_100", "mobilenet_v3_large_100", "shufflenet_v2_x1_0",
                  "ghostnet_050", "densenet121", "regnet_x_200mf", "mixnet_s", "repvgg_a0", "googlenet",
-                 "squeezenet1_0", "vgg11", "convnext_tiny", "mobilenet_v2_100", "resnet18")
+                 "squeezenet1_0", "vgg11", "convnext_tiny", "mobilenet_v2_100", "resnet18",
+                 "vit_b_32_224", "swin_tiny", "mobilevit_xx_small")
 OWN_MODELS = ("resnet18_rewritten",)
 MODELS = MINDCV_MODELS + OWN_MODELS
 

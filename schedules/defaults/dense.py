@@ -14,7 +14,7 @@ import tvm
 from tvm import relax, te, tirx
 from tvm.s_tir import Schedule
 
-from . import common
+from . import channel_gather, common
 from .conv2d import _best_ow_block, _round_up
 from .cpu import CpuInfo
 from .layout import Rewriter, dtype_of, static_shape
@@ -139,7 +139,7 @@ def _parameter_source(rw: Rewriter, expr: relax.Expr) -> tuple[relax.Expr, bool]
 
 def _unreshaped(rw: Rewriter, x: relax.Expr, k: int) -> relax.Expr:
     """What ``x`` reshapes, when that keeps rows of ``k`` (the GEMM reads it in place: no copy)."""
-    value = rw.bound.get(x) if isinstance(x, relax.Var) else None
+    value = rw.bound.get(x) if isinstance(x, relax.Var) and not channel_gather.replaced(rw, x) else None
     if (isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op) and value.op.name == "relax.reshape"
             and not rw.has_twin(value.args[0])):
         shape = static_shape(value.args[0])
