@@ -9,7 +9,7 @@ over the channels-last twins of ``x`` and ``gy``:
 
     dw[o, c, a, b] = sum over (n, i, j) of xp[n, i*sh + a*dh, j*sw + b*dw, c] * gy[n, i, j, o]
 
-with ``xp`` the NHWC input padded once. The tap loop sits outside the reduction over batch x
+with ``xp`` the NHWC input padded once, computed as (KH, KW, C, O) and transposed to OIHW after. The tap loop sits outside the reduction over batch x
 positions; each task owns a register tile of ``c_block`` input x ``o_block`` output channels of
 one tap: per position it broadcasts ``c_block`` contiguous input values and loads ``o_block / lanes``
 vectors of the output gradient. The chain's other bindings are left dead for the build's
@@ -160,7 +160,10 @@ def match_chain(rw: Rewriter, var: relax.Var, call: relax.Call) -> WeightGradCha
 
 def weight_grad_nhwc(xp: te.Tensor, gy: te.Tensor, kernel: tuple[int, int], strides: tuple[int, int],
                      dilation: tuple[int, int]) -> te.Tensor:
-    """Padded NHWC input ``xp`` and NHWC output gradient ``gy`` -> the OIHW weight gradient."""
+    """Padded NHWC input ``xp`` and NHWC output gradient ``gy`` -> the weight gradient as (KH, KW, C, O).
+
+    Output channels are innermost so that the register tile's vectors are contiguous (an OIHW tile
+    would be written and read with a stride)."""
     n, oh, ow, o = (int(d) for d in gy.shape)
     c = int(xp.shape[3])
     (kh, kw), (sh, sw), (dh, dw) = kernel, strides, dilation
@@ -168,8 +171,8 @@ def weight_grad_nhwc(xp: te.Tensor, gy: te.Tensor, kernel: tuple[int, int], stri
     ri = te.reduce_axis((0, oh), name="i")
     rj = te.reduce_axis((0, ow), name="j")
     return te.compute(
-        (o, c, kh, kw),
-        lambda oc, ic, a, b: te.sum(xp[rn, ri * sh + a * dh, rj * sw + b * dw, ic] * gy[rn, ri, rj, oc],
+        (kh, kw, c, o),
+        lambda a, b, ic, oc: te.sum(xp[rn, ri * sh + a * dh, rj * sw + b * dw, ic] * gy[rn, ri, rj, oc],
                                     axis=[rn, ri, rj]),
         name=WGRAD)
 
@@ -188,7 +191,7 @@ def rewrite_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
                          primfunc_name_hint=WGRAD)
     kernel = product.args[0]
     bb.update_func(kernel, bb.get()[kernel].with_attr("op_pattern", OPAQUE))
-    rw.set_nchw(var, bb.emit(product))
+    rw.set_nchw(var, bb.emit(relax.op.permute_dims(bb.emit(product), [3, 2, 0, 1])))
     return True
 
 
@@ -231,15 +234,17 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
         raise common.NotScheduled("the weight-gradient kernel holds other computations")
     stmt = sch.get(block)
     dtype = str(stmt.writes[0].source.dtype)
-    o_loop, c_loop, a_loop, b_loop, n_loop, i_loop, j_loop = sch.get_loops(block)
+    a_loop, b_loop, c_loop, o_loop, n_loop, i_loop, j_loop = sch.get_loops(block)
     o, c = common.extent(sch, o_loop), common.extent(sch, c_loop)
     plan = plan_weight_grad(cpu, c, o, dtype)
     c_outer, c_inner = sch.split(c_loop, [None, plan.c_block])
     o_outer, o_inner = sch.split(o_loop, [None, plan.o_block])
     sch.reorder(a_loop, b_loop, c_outer, o_outer, n_loop, i_loop, j_loop, c_inner, o_inner)
-    task = sch.fuse(a_loop, b_loop, c_outer, o_outer)
+    # the tile sits at an unfused loop: under a fused one its buffer would not compact to the tile
     tile = sch.cache_write(block, 0, "global")  # a register tile: see common.accumulate_in_registers
-    sch.reverse_compute_at(tile, task, preserve_unit_loops=True)
+    sch.reverse_compute_at(tile, o_outer, preserve_unit_loops=True)
+    task = sch.fuse(a_loop, b_loop, c_outer)
+    common.vectorize_inner(sch, tile, sch.get_loops(tile)[-1], 4 * cpu.lanes(dtype))
     sch.unroll(c_inner)
     sch.vectorize(o_inner)
     common.parallel_if_worth(sch, task, common.block_work(sch, block), cpu)
