@@ -201,14 +201,19 @@ def rewrite_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
 class WeightGradPlan:
     c_block: int  # input channels per tile (broadcast values)
     o_block: int  # output channels per tile (the vector axis)
+    tap_block: int = 1  # neighbouring taps of a kernel row per tile (tiles of few channels)
 
 
 def _divisor(extent: int, limit: int, multiple: int = 1) -> int:
     return next((d for d in range(min(extent, limit), 0, -1) if extent % d == 0 and d % multiple == 0), 1)
 
 
-def plan_weight_grad(cpu: CpuInfo, c: int, o: int, dtype: str) -> WeightGradPlan:
-    """The tile with the most multiply-adds per load whose accumulators fit the register file."""
+def plan_weight_grad(cpu: CpuInfo, c: int, o: int, kw: int, dtype: str) -> WeightGradPlan:
+    """The tile with the most multiply-adds per load whose accumulators fit the register file.
+
+    Where few channels leave registers free (LeNet's first layer: 1 input, 6 outputs), the tile
+    also spans neighbouring taps of a kernel row: they share the output gradient's vectors.
+    """
     lanes = cpu.lanes(dtype)
     if o < lanes or o % lanes:
         o_choices = [_divisor(o, 2 * lanes)] if o >= lanes else [o]
@@ -217,10 +222,13 @@ def plan_weight_grad(cpu: CpuInfo, c: int, o: int, dtype: str) -> WeightGradPlan
     best, best_score = None, -1.0
     for o_block in o_choices:
         vectors = -(-o_block // lanes)
-        c_block = _divisor(c, max(1, min(12, (cpu.vector_registers - vectors - 2) // vectors)))
-        score = c_block * vectors / (c_block + vectors)
+        budget = max(1, (cpu.vector_registers - vectors - 2) // vectors)
+        c_block = _divisor(c, min(12, budget))
+        tap_block = _divisor(kw, max(1, budget // c_block))
+        rows = tap_block * c_block
+        score = rows * vectors / (rows + vectors)
         if score > best_score + 1e-9:
-            best, best_score = WeightGradPlan(c_block, o_block), score
+            best, best_score = WeightGradPlan(c_block, o_block, tap_block), score
     return best
 
 
@@ -235,16 +243,18 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     stmt = sch.get(block)
     dtype = str(stmt.writes[0].source.dtype)
     a_loop, b_loop, c_loop, o_loop, n_loop, i_loop, j_loop = sch.get_loops(block)
-    o, c = common.extent(sch, o_loop), common.extent(sch, c_loop)
-    plan = plan_weight_grad(cpu, c, o, dtype)
+    kw, c, o = (common.extent(sch, loop) for loop in (b_loop, c_loop, o_loop))
+    plan = plan_weight_grad(cpu, c, o, kw, dtype)
+    b_outer, b_inner = sch.split(b_loop, [None, plan.tap_block])
     c_outer, c_inner = sch.split(c_loop, [None, plan.c_block])
     o_outer, o_inner = sch.split(o_loop, [None, plan.o_block])
-    sch.reorder(a_loop, b_loop, c_outer, o_outer, n_loop, i_loop, j_loop, c_inner, o_inner)
+    sch.reorder(a_loop, b_outer, c_outer, o_outer, n_loop, i_loop, j_loop, b_inner, c_inner, o_inner)
     # the tile sits at an unfused loop: under a fused one its buffer would not compact to the tile
     tile = sch.cache_write(block, 0, "global")  # a register tile: see common.accumulate_in_registers
     sch.reverse_compute_at(tile, o_outer, preserve_unit_loops=True)
-    task = sch.fuse(a_loop, b_loop, c_outer)
+    task = sch.fuse(a_loop, b_outer, c_outer)
     common.vectorize_inner(sch, tile, sch.get_loops(tile)[-1], 4 * cpu.lanes(dtype))
+    sch.unroll(b_inner)
     sch.unroll(c_inner)
     sch.vectorize(o_inner)
     common.parallel_if_worth(sch, task, common.block_work(sch, block), cpu)
