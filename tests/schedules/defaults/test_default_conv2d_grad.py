@@ -1,9 +1,10 @@
 """Gradients of 2-D convolutions (the training step's backward pass) on the default schedules, against PyTorch.
 
 The input gradient is a stride-1 convolution (of the zero-inserted output gradient for strides > 1)
-and the weight gradient one matmul per kernel offset (``relay_frontend/gradients.py``): both must
-run on scheduled kernels (``aotnn_conv2d`` / Winograd, matmul), none on the unscheduled legalized
-``conv2d_transpose``.
+and the weight gradient one matmul per kernel offset (``relay_frontend/gradients.py``), which the
+default schedules turn into one channels-last kernel (``schedules/defaults/weight_grad.py``) for
+ungrouped convolutions: all must run on scheduled kernels (``aotnn_conv2d`` / Winograd, the
+weight-gradient kernel), none on the unscheduled legalized ``conv2d_transpose``.
 """
 import numpy as np
 import pytest
@@ -61,5 +62,8 @@ def test_conv2d_gradients_match_torch(case):
     assert_close(dw, want_dw)
     rules = rules_used(lambda v: grad_fn(v), [("x", x.shape, "float32")])
     assert not [name for name in rules if "conv2d_transpose" in name], rules
-    convs = [name for name in rules if "conv2d" in name and "pack" not in name]
+    convs = [name for name in rules if "conv2d" in name and "pack" not in name and "wgrad" not in name]
     assert convs and all(rules[name] in ("conv2d", "winograd") for name in convs), rules
+    if CASES[case][-1] == 1:  # ungrouped: the weight gradient is one kernel, no per-tap products
+        assert [rules[name] for name in rules if "wgrad" in name] == ["weight_grad"], rules
+        assert not [name for name in rules if "matmul" in name], rules
