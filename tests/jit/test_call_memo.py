@@ -144,15 +144,25 @@ def test_a_parameter_changed_through_another_cell_is_seen_without_a_signature_wa
     assert counted["signature"] == 2  # one per cell: layouts never changed
 
 
+def _aligned(params):
+    """Copies the kernels read where they lie (a staged copy would keep the runtime from caching)."""
+    copies = {}
+    for name, value in params.items():
+        copies[name] = aotnn_runtime.aligned_empty(value.shape, value.dtype)
+        copies[name][...] = value
+    return copies
+
+
 def test_the_runtime_sees_an_array_replaced_in_the_same_mapping(lenet_artifact):
     """The same mapping object and key skip the layout check; a value replaced in that mapping
     is still seen (used, or refused when its shape is wrong)."""
     path, params, x, expected = lenet_artifact
     entry = aotnn_runtime.load(path)["predict"]
-    given = dict(params)
+    given = _aligned(params)
     np.testing.assert_allclose(entry.raw(x, params=given, params_key="k")[0], expected, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(entry.raw(x, params=given, params_key="k")[0], expected, rtol=1e-4, atol=1e-4)
-    given["fc3.bias"] = params["fc3.bias"] + 1
+    assert entry._resolved_cache is not None and entry._resolved_cache[6] is given  # the fast path's case
+    given["fc3.bias"] = _aligned({"b": params["fc3.bias"] + 1})["b"]
     np.testing.assert_allclose(entry.raw(x, params=given, params_key="k")[0], expected + 1, rtol=1e-4, atol=1e-4)
     given["fc3.bias"] = np.zeros(3, np.float32)
     with pytest.raises(aotnn_runtime.InputError, match="fc3.bias"):
@@ -164,7 +174,7 @@ def test_an_array_the_runtime_holds_cannot_be_resized_in_place(lenet_artifact):
     runtime's cache references (only ``refcheck=False``, documented as unsafe, would)."""
     path, params, x, _ = lenet_artifact
     entry = aotnn_runtime.load(path)["predict"]
-    given = {name: value.copy() for name, value in params.items()}
+    given = _aligned(params)
     entry.raw(x, params=given, params_key="k")
     with pytest.raises(ValueError, match="resize"):
         given["fc3.bias"].resize((4096,))
