@@ -79,6 +79,17 @@ class Tensor:
         return tensor
 
     @classmethod
+    def _from_result(cls, array: np.ndarray) -> Tensor:
+        """A Tensor on an array the runtime has just returned (fresh, owned by no one else), used as
+        it is: no alignment check nor copy. Reading its address on caches the kernels have just
+        evicted costs more than the runtime's own staging when the Tensor later feeds a call, and
+        a Parameter made from it copies it anyway."""
+        tensor = cls.__new__(cls)
+        tensor._expr = None
+        tensor._data = array
+        return tensor
+
+    @classmethod
     def _from_expr(cls, expr: Any) -> Tensor:
         tensor = cls.__new__(cls)
         Tensor.__init__(tensor, internal=True)

@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from relay_frontend import current as current_capture
+
 from ..common.parameter import PARAMETER_STATE
 from ..common.tensor import Tensor
 from .compiled import Compiled, compile_function
@@ -55,10 +57,14 @@ class _CallMemo:
     layouts and the parameters' layouts (checked again only when a parameter's version moved, and
     looked at only when some Parameter of the process changed since the last check)."""
 
-    __slots__ = ("structure", "inputs", "params", "versions", "layouts", "compiled", "state")
+    __slots__ = ("structure", "inputs", "params", "versions", "layouts", "compiled", "state", "direct")
 
-    def __init__(self, structure: int, inputs: tuple, params: list, compiled: Compiled):
+    def __init__(self, structure: int, inputs: tuple, params: list, compiled: Compiled, direct: bool = False):
         self.structure, self.inputs, self.params, self.compiled = structure, inputs, params, compiled
+        # the cell has no hooks of its own and runs compiled (no child hooks, nothing eager): a
+        # repeated call may go straight to the compiled function (``call_memoized``); registering
+        # a hook moves the structure version, so this holds as long as ``structure`` does
+        self.direct = direct
         self.state = PARAMETER_STATE[0]
         self.versions = tuple(p._version for p in params)
         self.layouts = tuple(_param_layout(p) for p in params)
@@ -98,8 +104,30 @@ def compiled_for(cell, args: tuple, kwargs: dict) -> tuple[Compiled, list[Tensor
         return memo.compiled, list(args)
     compiled, tensors = _compiled_for(cell, args, kwargs)
     if plain is not None:
-        object.__setattr__(cell, "_call_memo", _CallMemo(_version[0], plain, list(cell.get_parameters()), compiled))
+        direct = not (cell._forward_pre_hooks or cell._forward_hooks or cell._runs_eagerly())
+        object.__setattr__(cell, "_call_memo",
+                           _CallMemo(_version[0], plain, list(cell.get_parameters()), compiled, direct))
     return compiled, tensors
+
+
+_NOT_MEMOIZED = object()
+
+
+def call_memoized(cell, args: tuple, structure: int) -> Any:
+    """The result of calling ``cell`` on ``args`` (concrete Tensors, no keyword arguments) when the
+    last such call's compiled function still applies and nothing else is to run (no hooks, no
+    eager children, no capture under way); else ``_NOT_MEMOIZED``, and the full call path runs.
+    ``structure`` is the cells' structure version now.
+
+    A repeated call runs on caches the kernels of the last call evicted: every lookup the full
+    path makes (hooks, the eager plan, the capture stack) costs microseconds there.
+    """
+    memo = cell.__dict__.get("_call_memo")
+    if memo is None or not memo.direct or memo.structure != structure or current_capture() is not None:
+        return _NOT_MEMOIZED
+    if _plain_inputs(args) != memo.inputs or not memo.params_unchanged():
+        return _NOT_MEMOIZED
+    return memo.compiled([t._data for t in args])
 
 
 def _compiled_for(cell, args: tuple, kwargs: dict) -> tuple[Compiled, list[Tensor]]:

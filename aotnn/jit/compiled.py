@@ -97,7 +97,7 @@ class Compiled:
         results = self.entry.raw(*arrays, params=values, params_key=key)  # updates are written back below
         for param, new_value in zip(self.update_params, results[self.num_outputs:]):
             param.set_data(new_value)
-        tensors = [Tensor._from_numpy(r) for r in results[:self.num_outputs]]
+        tensors = [Tensor._from_result(r) for r in results[:self.num_outputs]]
         return _unflatten(self.output_tree, tensors)
 
 

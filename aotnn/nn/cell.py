@@ -21,6 +21,8 @@ from ..common.buffer import Buffer
 from ..common.parameter import Parameter
 from ..common.tensor import Tensor
 from ..jit import mixed_precision
+from ..jit.cell_call import _NOT_MEMOIZED
+from ..jit.cell_call import call_memoized as _call_memoized
 
 _STRUCTURE_VERSION = itertools.count()
 _version = [0]
@@ -206,6 +208,10 @@ class Cell:
             return self.construct(*args, **kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs:
+            output = _call_memoized(self, args, _version[0])
+            if output is not _NOT_MEMOIZED:
+                return output
         if relay_frontend.current() is not None:
             return self._construct_with_precision(args, kwargs)
         args = tuple(Tensor(a) if isinstance(a, np.ndarray) else a for a in args)

@@ -142,3 +142,82 @@ def test_a_parameter_changed_through_another_cell_is_seen_without_a_signature_wa
     np.testing.assert_allclose(net(x).asnumpy(), np.maximum(_dense_ref(net, x.asnumpy()), 0), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(other(x).asnumpy(), _dense_ref(net, x.asnumpy()), rtol=1e-5, atol=1e-5)
     assert counted["signature"] == 2  # one per cell: layouts never changed
+
+
+def _aligned(params):
+    """Copies the kernels read where they lie (a staged copy would keep the runtime from caching)."""
+    copies = {}
+    for name, value in params.items():
+        copies[name] = aotnn_runtime.aligned_empty(value.shape, value.dtype)
+        copies[name][...] = value
+    return copies
+
+
+def test_the_runtime_sees_an_array_replaced_in_the_same_mapping(lenet_artifact):
+    """The same mapping object and key skip the layout check; a value replaced in that mapping
+    is still seen (used, or refused when its shape is wrong)."""
+    path, params, x, expected = lenet_artifact
+    entry = aotnn_runtime.load(path)["predict"]
+    given = _aligned(params)
+    np.testing.assert_allclose(entry.raw(x, params=given, params_key="k")[0], expected, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(entry.raw(x, params=given, params_key="k")[0], expected, rtol=1e-4, atol=1e-4)
+    assert entry._resolved_cache is not None and entry._resolved_cache[6] is given  # the fast path's case
+    given["fc3.bias"] = _aligned({"b": params["fc3.bias"] + 1})["b"]
+    np.testing.assert_allclose(entry.raw(x, params=given, params_key="k")[0], expected + 1, rtol=1e-4, atol=1e-4)
+    given["fc3.bias"] = np.zeros(3, np.float32)
+    with pytest.raises(aotnn_runtime.InputError, match="fc3.bias"):
+        entry.raw(x, params=given, params_key="k")
+
+
+def test_an_array_the_runtime_holds_cannot_be_resized_in_place(lenet_artifact):
+    """Why the layouts need no second look: numpy refuses to move the memory of an array the
+    runtime's cache references (only ``refcheck=False``, documented as unsafe, would)."""
+    path, params, x, _ = lenet_artifact
+    entry = aotnn_runtime.load(path)["predict"]
+    given = _aligned(params)
+    entry.raw(x, params=given, params_key="k")
+    with pytest.raises(ValueError, match="resize"):
+        given["fc3.bias"].resize((4096,))
+
+
+def test_a_hook_registered_after_repeated_calls_runs():
+    net = _Net()
+    x = aotnn.Tensor(np.random.default_rng(5).standard_normal((3, 6)).astype(np.float32))
+    net(x)
+    net(x)
+    seen = []
+    net.register_forward_hook(lambda cell, inputs, output: seen.append(output.asnumpy().copy()))
+    out = net(x)
+    assert len(seen) == 1
+    np.testing.assert_array_equal(seen[0], out.asnumpy())
+
+
+def test_a_cell_called_alone_is_still_traced_inside_its_parent():
+    class Parent(nn.Cell):
+        def __init__(self, child):
+            super().__init__()
+            self.child = child
+
+        def construct(self, x):
+            return self.child(x) * 2.0
+
+    child = _Net()
+    x = aotnn.Tensor(np.random.default_rng(6).standard_normal((3, 6)).astype(np.float32))
+    child(x)
+    child(x)  # memoized
+    expected = 2.0 * np.maximum(_dense_ref(child, x.asnumpy()), 0)
+    np.testing.assert_allclose(Parent(child)(x).asnumpy(), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_an_output_feeds_the_next_call():
+    """Outputs are the runtime's arrays as they are (not copied to 64-byte alignment): as inputs
+    of the next call the runtime stages them."""
+    net = nn.Dense(4, 4)
+    x = np.random.default_rng(7).standard_normal((2, 4)).astype(np.float32)
+    weight, bias = net.weight.asnumpy(), net.bias.asnumpy()
+    y = x
+    out = aotnn.Tensor(x)
+    for _ in range(3):
+        out = net(out)
+        y = y @ weight.T + bias
+    np.testing.assert_allclose(out.asnumpy(), y, rtol=1e-4, atol=1e-4)
