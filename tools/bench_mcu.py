@@ -15,6 +15,7 @@ stack the linker script reserves (16 KB), not a measured stack high-water mark.
 Usage:
     python tools/bench_mcu.py                                   # LeNet5, DS-CNN, ResNet-8 on M4 and M55
     python tools/bench_mcu.py --models lenet5 --targets cortex-m4
+    python tools/bench_mcu.py --models ds_cnn_int8 --targets cortex-m4  # post-training quantized to int8
     python tools/bench_mcu.py --models none --aarch64 resnet18,mobilenetv2 --aarch64-size 224
 """
 from __future__ import annotations
@@ -33,7 +34,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN_SOURCE = ROOT / "tools" / "qemu_plugins" / "insn_count.c"
-MCU_MODELS = {"lenet5": (1, 1, 32, 32), "ds_cnn": (1, 1, 49, 10), "resnet8": (1, 3, 32, 32)}
+MCU_MODELS = {"lenet5": (1, 1, 32, 32), "ds_cnn": (1, 1, 49, 10), "resnet8": (1, 3, 32, 32),
+              "ds_cnn_int8": (1, 1, 49, 10)}
+INT8_SUFFIX = "_int8"  # the float model post-training quantized on seeded random calibration batches
 AARCH64_MODELS = ("resnet18", "mobilenetv2")
 BOARDS = {"cortex-m4": "mps2-an386", "cortex-m7": "mps2-an500", "cortex-m55": "mps3-an547"}
 # the example mains call one of these (bare-metal boards run on the caller's buffers)
@@ -132,14 +135,14 @@ def network_macs(net, x: np.ndarray) -> int:
     return total[0]
 
 
-def reference(net, x: np.ndarray, workdir: str) -> tuple[np.ndarray, int]:
-    """The x86 artifact's output and the network's multiply-accumulates."""
+def reference(net, x: np.ndarray, workdir: str, float_net=None) -> tuple[np.ndarray, int]:
+    """The x86 artifact's output and the multiply-accumulates of ``float_net`` (default: ``net``)."""
     import aotnn
     import aotnn_runtime
 
     artifact = aotnn.export(net, aotnn.Tensor(x), file_name=os.path.join(workdir, "x86"))
     (expected,) = aotnn_runtime.load(artifact).run(x)
-    return np.asarray(expected).ravel(), network_macs(net, x)
+    return np.asarray(expected).ravel(), network_macs(net if float_net is None else float_net, x)
 
 
 def scaled_error(actual: np.ndarray, expected: np.ndarray) -> float:
@@ -149,11 +152,22 @@ def scaled_error(actual: np.ndarray, expected: np.ndarray) -> float:
     return float(np.abs(actual - expected).max() / max(float(np.abs(expected).max()), 1e-30))
 
 
-def make_net(name: str, seed: int):
+def make_net(name: str, seed: int, shape: tuple[int, ...]):
+    """(the network to build, the float network its multiply-accumulates are counted on): a zoo model, or
+    with the ``_int8`` suffix that model quantized by ``PostTrainingQuantization`` (min/max observers)
+    on two seeded batches of 8 standard-normal inputs."""
     import aotnn
 
     aotnn.set_seed(seed)
-    return getattr(aotnn.models, name)()
+    quantized = name.endswith(INT8_SUFFIX)
+    net = getattr(aotnn.models, name[:-len(INT8_SUFFIX)] if quantized else name)()
+    if not quantized:
+        return net, net
+    from aotnn.compression.quant import PostTrainingQuantization
+
+    rng = np.random.default_rng(seed)
+    calibration = [rng.standard_normal((8, *shape[1:])).astype(np.float32) for _ in range(2)]
+    return PostTrainingQuantization().quantize(net, calibration), net
 
 
 def bench_bundle(name: str, shape: tuple[int, ...], target: str, plugin: str, workdir: str, seed: int = 0) -> Result:
@@ -162,9 +176,9 @@ def bench_bundle(name: str, shape: tuple[int, ...], target: str, plugin: str, wo
     import aotnn
     from aotnn.cli.bundle_memory import bundle_memory
 
-    net = make_net(name, seed)
+    net, float_net = make_net(name, seed, shape)
     x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
-    expected, macs = reference(net, x, os.path.join(workdir, f"{name}-{target}-ref"))
+    expected, macs = reference(net, x, os.path.join(workdir, f"{name}-{target}-ref"), float_net)
     bundle = aotnn.export(net, aotnn.Tensor(x), file_name=os.path.join(workdir, f"{name}-{target}"), target=target)
     run_function = run_twice(bundle)
     subprocess.run(["make", "-s", "-j2"], cwd=bundle, check=True, capture_output=True)

@@ -5,6 +5,10 @@ int32 (``vpmulld``/``vpmaddwd``) when the innermost loop is a spatial one over c
 So: producers (padding, casts) are inlined, the spatial loops stay outside the reduction, the
 innermost output axis (output width, or output features of a dense) becomes the vector loop under
 the reduction loops, and the outer spatial loops are spread over the cores.
+
+On a microcontroller (``small_memory``) the requantization epilogue runs under the accumulator's
+outer spatial loops, one vector tile at a time: the int32 accumulators then live in a tile-sized
+buffer instead of a whole int32 map in scratch memory (4x the 8-bit output: DS-CNN's 32 KB).
 """
 from __future__ import annotations
 
@@ -65,5 +69,22 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     if spatial and cpu.cores > 1 and common.block_work(sch, block) >= common.PARALLEL_MIN_MACS:
         task = sch.fuse(*spatial[:2]) if len(spatial) > 1 else spatial[0]
         common.parallel_if_worth(sch, task, common.block_work(sch, block), cpu)
+    if cpu.small_memory and spatial:
+        _epilogue_per_tile(sch, block, spatial[-1])
+        return
     for consumer in epilogue:
         common.schedule_injective_block(sch, consumer, cpu)
+
+
+def _epilogue_per_tile(sch: Schedule, block, tile_loop) -> None:
+    """Compute every block after the accumulator under ``tile_loop`` (in their order, each one's
+    producer first), so that no whole int32 map is materialized; a block that refuses (a reshape
+    reading another tile's elements) stays a whole-map stage after the loop nest."""
+    blocks = sch.get_child_blocks(sch.get_sblock("root"))
+    names = [sch.get(b).name_hint for b in blocks]
+    start = names.index(sch.get(block).name_hint) + 1
+    for name in names[start:]:
+        try:
+            sch.reverse_compute_at(sch.get_sblock(name), tile_loop)
+        except Exception:  # noqa: BLE001 - tvm raises ScheduleError subclasses
+            return
