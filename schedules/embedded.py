@@ -34,6 +34,7 @@ from .output_dir import check_output
 from .merge_pooling import is_merged_pooling
 from .stream_rows import stream_rows_module
 from . import embedded_mcu
+from .plan import spec_nbytes as _nbytes
 from .training_step_memory import lean_training_record
 from .target import is_host, is_microcontroller, resolve, to_tvm
 from .nan_propagation import propagate_nan
@@ -119,10 +120,6 @@ def _c_dtype(dtype: str) -> tuple[int, int]:
     if code is None:
         raise KeyError(dtype)
     return code
-
-
-def _nbytes(spec: Mapping[str, Any]) -> int:
-    return int(np.prod(spec["shape"], dtype=np.int64)) * np.dtype(spec["dtype"]).itemsize
 
 
 def _state_accessors(record: Mapping[str, Any], updates: Sequence[Mapping[str, Any]]) -> list[str]:

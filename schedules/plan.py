@@ -119,6 +119,11 @@ def nbytes(value: Value) -> int:
     return int(np.prod(value.shape, dtype=np.int64)) * np.dtype(value.dtype).itemsize
 
 
+def spec_nbytes(spec: dict[str, Any]) -> int:
+    """Bytes of a tensor described by a manifest spec ({"shape", "dtype"})."""
+    return int(np.prod(spec["shape"], dtype=np.int64)) * np.dtype(spec["dtype"]).itemsize
+
+
 def assign_offsets(plan: KernelPlan, exclude: set[int]) -> tuple[dict[int, int], int, int]:
     """Place every buffer not in ``exclude`` in one arena.
 

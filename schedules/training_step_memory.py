@@ -14,10 +14,9 @@ parameters (packing a trained Dense weight, say) and one output per updated para
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
 import tvm
 from tvm import tirx
 from tvm.s_tir import Schedule
@@ -26,10 +25,6 @@ from . import plan as planning
 from .defaults import common
 
 DATA_PARALLEL = int(tirx.IterVar.DataPar)
-
-
-def _nbytes(spec: Mapping[str, Any]) -> int:
-    return int(np.prod(spec["shape"], dtype=np.int64)) * np.dtype(spec["dtype"]).itemsize
 
 
 def prepare_steps_into_arena(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -41,7 +36,7 @@ def prepare_steps_into_arena(record: Mapping[str, Any]) -> dict[str, Any]:
     if not prepare:
         return result
     first_buffer = len(result["buffers"])
-    result["buffers"] += [{**spec, "offset": 0, "nbytes": _nbytes(spec)} for spec in result.pop("prepared")]
+    result["buffers"] += [{**spec, "offset": 0, "nbytes": planning.spec_nbytes(spec)} for spec in result.pop("prepared")]
     result["prepared"] = []
 
     def as_buffer(ref: Mapping[str, Any]) -> dict[str, Any]:
@@ -166,6 +161,3 @@ def lean_training_record(record: Mapping[str, Any], kernels: tvm.IRModule) -> di
     if not record.get("param_updates"):
         return dict(record)
     return plan_arena(write_updates_in_place(prepare_steps_into_arena(record), kernels))
-
-
-__all__: Sequence[str] = ("lean_training_record", "plan_arena", "prepare_steps_into_arena", "write_updates_in_place")
