@@ -225,7 +225,8 @@ def test_qlinear_add_node_within_one_step_of_onnxruntime(dtype):
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("a", onnx_type, (4, 64, 64)),
                                             helper.make_tensor_value_info("b", onnx_type, (64, 1))],
                               [helper.make_tensor_value_info("c", onnx_type, (4, 64, 64))], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
+    opsets = [helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)]
+    model = helper.make_model(graph, opset_imports=opsets)
     a = rng.integers(info.min, info.max + 1, (4, 64, 64)).astype(dtype)
     b = rng.integers(info.min, info.max + 1, (64, 1)).astype(dtype)
     expected = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(
