@@ -177,7 +177,11 @@ def load_onnx(path: str | os.PathLike | bytes, shape_dict: dict[str, Any] | None
     """Import an ONNX model as a Cell that compiles and runs like any network.
 
     The model is validated with ``onnx.checker`` and imported by TVM's Relax ONNX frontend (with aotnn's
-    converters for the ops it lacks or gets wrong: LSTM/GRU/RNN, TopK, CumSum, ...); calling
+    converters for the ops it lacks or gets wrong: LSTM/GRU/RNN, TopK, CumSum, ...). Quantized models in
+    onnxruntime's QOperator format (QLinearConv, QLinearMatMul, MatMulInteger, ConvInteger,
+    (Dynamic)QuantizeLinear, DequantizeLinear and com.microsoft's QGemm, QLinearAdd and
+    QLinearGlobalAveragePool) import into aotnn's integer graph (int8 kernels, int32 accumulators,
+    requantization as onnxruntime computes it); their scales and zero points must be constants. Calling
     the Cell compiles it through the same pipeline as a captured network, ``aotnn.export`` writes
     it as an artifact, a bundle or ONNX again, and ``aotnn.load_checkpoint`` loads weights into it
     by initializer name.

@@ -10,6 +10,12 @@ Requantization follows onnxruntime: the float32 multiplier ``x_scale * w_scale /
 one per output channel), the int32 bias and the input zero-point terms folded into one int32 bias,
 ``round_half_even(float32(acc + bias) * multiplier) + y_zero_point`` clipped to the output dtype.
 
+Agreement with onnxruntime (tests/relay_frontend/test_onnx_quantized.py, tools/onnx_qoperator.py): QLinearConv,
+QLinearMatMul, QGemm, QLinearGlobalAveragePool, QuantizeLinear and the integer products are bit-exact (the
+same formula; onnxruntime's non-VNNI uint8 x int8 kernels saturate in int16 with full-range weights, 7-bit
+weights never do). QLinearAdd is within 1 step: onnxruntime's vector kernel rounds about 5 in a million
+elements differently (ties of its own evaluation order), which later layers can carry on.
+
 Scales and zero points must be constants (aotnn compiles the grids into the kernels), except the
 input zero point of MatMulInteger (DynamicQuantizeLinear's output in dynamically quantized models).
 Errors name the input at fault; ``onnx_import`` prefixes the node.
