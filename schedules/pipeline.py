@@ -6,7 +6,7 @@ import tvm
 from tvm import relax
 
 from . import defaults
-from .defaults import block_fusion
+from .defaults import block_fusion, merge_into_pool, merge_pad
 
 
 def fusing_passes(merge_blocks: bool = False) -> tvm.transform.Pass:
@@ -18,7 +18,8 @@ def fusing_passes(merge_blocks: bool = False) -> tvm.transform.Pass:
             schedules, see ``defaults/block_fusion.py``).
     """
     merging = [block_fusion.merge_depthwise_pointwise_pass, block_fusion.merge_expand_pass,
-               block_fusion.merge_expand_depthwise_pass] if merge_blocks else []
+               block_fusion.merge_expand_depthwise_pass, merge_pad.merge_pad_pass,
+               merge_into_pool.merge_into_pool_pass] if merge_blocks else []
     return tvm.transform.Sequential([
         relax.transform.LegalizeOps(),
         relax.transform.AnnotateTIROpPattern(),
