@@ -57,7 +57,9 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     width = common.extent(sch, inner)
     if width is None or width < 2:
         raise common.NotScheduled("no static vector axis")
-    lanes = cpu.lanes("int32")
+    # microcontrollers (one int32 lane): a tile of up to 8 output columns in scalar registers (a tile of
+    # two channels x 5 columns spills: DS-CNN 9.4 M -> 11.1 M instructions)
+    lanes = max(cpu.lanes("int32"), 4) if cpu.small_memory else cpu.lanes("int32")
     if width > 2 * lanes:
         inner_outer, inner = sch.split(inner, factors=[None, lanes])
         spatial = spatial[:-1] + [inner_outer]

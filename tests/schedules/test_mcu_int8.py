@@ -3,14 +3,16 @@ qemu-system-arm, its output must be bit-exact with the x86 artifact of the same 
 layers, requantization in the producing kernels), within the microcontroller's memory."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
 import aotnn
 import aotnn_runtime
-from aotnn.cli.bundle_memory import bundle_memory
 from aotnn.compression.quant import PostTrainingQuantization
 from tests.models.tiny_weights import randomize
+from tests.schedules.test_bundle_memory import STACK_PAINT_MAIN, _sections
 from tests.schedules.test_mcu import BOARDS, HAVE_TOOLS, count_instructions, run_on_qemu
 
 pytestmark = pytest.mark.skipif(not HAVE_TOOLS, reason="needs Debian's gcc-arm-none-eabi, libnewlib-arm-none-eabi "
@@ -39,17 +41,27 @@ def ds_cnn_int8(tmp_path_factory):
 
 
 def test_ds_cnn_int8_on_cortex_m4_is_bit_exact_with_x86_and_small(ds_cnn_int8):
+    """RAM and flash as test_bundle_memory measures them: .data + .bss (the arena, the example's input and
+    output buffers) + the painted stack's high-water mark; .text + weights + .data."""
     net, x, expected, tmp = ds_cnn_int8
     bundle = aotnn.export(net, aotnn.Tensor(x), file_name=str(tmp / "m4"), target="cortex-m4")
+    with open(os.path.join(bundle, "main.c"), "w") as stream:
+        stream.write(STACK_PAINT_MAIN % {"in_bytes": x.nbytes, "out_bytes": expected.nbytes})
     out = run_on_qemu(bundle, BOARDS["cortex-m4"], x)
     np.testing.assert_array_equal(out, expected)
-    memory = bundle_memory(bundle)
-    # int8 activations with int32 accumulators per register tile (no whole int32 map in scratch memory);
-    # issue 26's goal is RAM <= 32 KB and flash <= 64 KB
-    assert memory.ram_bytes <= 60 * 1024, memory.ram_bytes
-    assert memory.flash_bytes <= 90 * 1024, memory.flash_bytes
+    sections = _sections(os.path.join(bundle, "model.elf"))
+    (stack_used,) = np.fromfile(os.path.join(bundle, "stack.bin"), dtype=np.uint32)
+    assert 0 < stack_used < sections[".stack"], "the stack overflowed its reserved section"
+    ram = sections.get(".data", 0) + sections.get(".bss", 0) + int(stack_used)
+    flash = sections[".text"] + sections[".weights"] + sections.get(".data", 0)
+    # 8-bit maps, int32 accumulators per register tile, padding inlined into the convolutions, the last
+    # layer pooled in its kernel: issue 26's RAM goal (32 KB) is met; its flash goal is 64 KB
+    print(f"DS-CNN int8 cortex-m4: RAM {ram} B (stack {stack_used}), flash {flash} B")
+    assert ram <= 32 * 1024, f"RAM {ram} bytes ({sections}, stack {stack_used})"
+    assert flash <= 84 * 1024, f"flash {flash} bytes ({sections})"
     instructions = count_instructions(bundle, BOARDS["cortex-m4"])
-    assert 2_000_000 < instructions <= 16_000_000, instructions
+    print(f"DS-CNN int8 cortex-m4: {instructions} instructions (whole run)")
+    assert 2_000_000 < instructions <= 10_000_000, instructions  # issue 26's goal: 5 M
 
 
 def test_ds_cnn_int8_on_cortex_m55_is_bit_exact_with_x86(ds_cnn_int8):
