@@ -2,8 +2,8 @@
 
 The zoo (``tools/bench.py``) measures the networks the default schedules were written for. This
 corpus runs mindcv 0.3.0's classification models (through ``aotnn.compat``'s ``mindspore``
-aliases; ``pip install --no-deps mindcv==0.3.0 pyyaml tqdm``) and a ResNet-18 written another way
-(``resnet18_variant.py``). onnxruntime runs aotnn's own ONNX export of the same Cell, so both
+aliases; ``pip install --no-deps mindcv==0.3.0 pyyaml tqdm``), a ResNet-18 written another way
+(``resnet18_variant.py``), and a U-Net, audio and text networks (``corpus_models.py``). onnxruntime runs aotnn's own ONNX export of the same Cell, so both
 engines see the same network and weights. Engines take turns in blocks with a pause
 (``bench.time_round``), outputs must agree within ``--tol``, and for each model a per-kernel report
 follows: each kernel's share of the time (every kernel timed alone, repeatedly, on the artifact's
@@ -31,11 +31,12 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from bench import Runner, _at_least, host_description, randomize, scaled_error, time_round, write_json  # noqa: E402
+from corpus_models import CORPUS  # noqa: E402
 
 MINDCV_MODELS = ("efficientnet_b0", "mobilenet_v3_small_100", "mobilenet_v3_large_100", "shufflenet_v2_x1_0",
                  "ghostnet_050", "densenet121", "regnet_x_200mf", "mixnet_s", "repvgg_a0", "googlenet",
                  "squeezenet1_0", "vgg11", "convnext_tiny", "mobilenet_v2_100", "resnet18")
-OWN_MODELS = ("resnet18_rewritten",)
+OWN_MODELS = ("resnet18_rewritten",) + tuple(CORPUS)
 MODELS = MINDCV_MODELS + OWN_MODELS
 
 
@@ -48,6 +49,8 @@ def make_model(name: str) -> Any:
     if name == "resnet18_rewritten":
         from resnet18_variant import resnet18_rewritten
         net = resnet18_rewritten()
+    elif name in CORPUS:
+        net = CORPUS[name](224)[0]
     elif name in MINDCV_MODELS:
         from aotnn.compat import install_mindspore_aliases
         install_mindspore_aliases()
@@ -57,6 +60,15 @@ def make_model(name: str) -> Any:
         raise ValueError(f"--models: expected some of {list(MODELS)}, got {name!r}")
     net.set_train(False)
     return net
+
+
+def model_and_input(name: str, size: int) -> tuple[Any, np.ndarray]:
+    """The Cell called ``name`` (see :func:`make_model`) and its seeded input: ``(1, 3, size, size)``
+    for the image classifiers, the entry's own for ``corpus_models.CORPUS`` (U-Net, audio, text)."""
+    if name in CORPUS:
+        return CORPUS[name](size)
+    x = np.random.default_rng(1).standard_normal((1, 3, size, size)).astype(np.float32)
+    return make_model(name), x
 
 
 def onnxruntime_runner(net, x: np.ndarray, workdir: str, threads: int) -> Runner:
@@ -134,9 +146,8 @@ def aotnn_runner(net, x: np.ndarray, workdir: str, threads: int) -> tuple[Runner
 
 def bench_one(name: str, *, size: int, repeat: int, threads: int, kernel_calls: int, pause: float) -> dict[str, Any]:
     """Compile, check and time one model; returns its row (times, error, rules, kernel times)."""
-    net = make_model(name)
+    net, x = model_and_input(name, size)
     randomize(net)
-    x = np.random.default_rng(1).standard_normal((1, 3, size, size)).astype(np.float32)
     with tempfile.TemporaryDirectory(prefix="aotnn-corpus-") as workdir:
         ours, artifact, compile_s = aotnn_runner(net, x, workdir, threads)
         rules = kernel_rules(artifact)
