@@ -18,6 +18,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -30,8 +31,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from bench import Runner, _at_least, host_description, randomize, scaled_error, time_round, write_json  # noqa: E402
-from corpus_models import CORPUS  # noqa: E402
+from bench import (Runner, _at_least, host_description, onnx_session_runner, randomize, scaled_error,  # noqa: E402
+                   time_round, write_json)
+from corpus_models import CORPUS, torch_twin  # noqa: E402
 
 MINDCV_MODELS = ("efficientnet_b0", "mobilenet_v3_small_100", "mobilenet_v3_large_100", "shufflenet_v2_x1_0",
                  "ghostnet_050", "densenet121", "regnet_x_200mf", "mixnet_s", "repvgg_a0", "googlenet",
@@ -72,10 +74,18 @@ def model_and_input(name: str, size: int) -> tuple[Any, np.ndarray]:
 
 
 def onnxruntime_runner(net, x: np.ndarray, workdir: str, threads: int) -> Runner:
-    """onnxruntime on aotnn's ONNX export of ``net``."""
+    """onnxruntime on aotnn's ONNX export of ``net``, or on PyTorch's export of its twin where
+    ``corpus_models.torch_twin`` has one (recurrent text models)."""
     import aotnn
     import onnxruntime as ort
 
+    twin = torch_twin(net)
+    if twin is not None:
+        import torch
+        buffer = io.BytesIO()
+        with torch.no_grad():
+            torch.onnx.export(twin, (torch.from_numpy(x),), buffer, input_names=["x"], opset_version=17, dynamo=False)
+        return onnx_session_runner(buffer.getvalue(), [x], threads)
     path = aotnn.export(net, aotnn.Tensor(x), file_name=os.path.join(workdir, "model"), file_format="ONNX")
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads

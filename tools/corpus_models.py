@@ -109,6 +109,7 @@ class TextClassifier(nn.Cell):
         layers = {"lstm": nn.LSTM, "gru": nn.GRU}
         if cell not in layers:
             raise ValueError(f"cell: expected 'lstm' or 'gru', got {cell!r}")
+        self.kind = cell
         self.embedding = nn.Embedding(vocab, embed)
         self.rnn = layers[cell](embed, hidden, num_layers=2, batch_first=True, bidirectional=True)
         self.dense = nn.Dense(2 * hidden, num_classes)
@@ -116,6 +117,40 @@ class TextClassifier(nn.Cell):
     def construct(self, ids):
         output, _ = self.rnn(self.embedding(ids))
         return self.dense(output[:, -1, :])
+
+
+def torch_twin(net: nn.Cell):
+    """A PyTorch module computing ``net``'s function with its weights, for onnxruntime to run from
+    PyTorch's ONNX export, or None where aotnn's own export serves.
+
+    Only ``TextClassifier`` has one: aotnn's export unrolls the recurrent steps into thousands of
+    nodes (7408 for ``text_lstm``), PyTorch's keeps one ONNX LSTM/GRU node per layer, which is what
+    onnxruntime is fast on.
+    """
+    if not isinstance(net, TextClassifier):
+        return None
+    import torch
+
+    params = {name: torch.tensor(param.asnumpy()) for name, param in net.parameters_and_names()}
+    vocab, embed = params["embedding.embedding_table"].shape
+    hidden = params["rnn.weight_hh_l0"].shape[1]
+    layers = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU}
+
+    class Twin(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = torch.nn.Embedding(vocab, embed)
+            self.rnn = layers[net.kind](embed, hidden, num_layers=2, batch_first=True, bidirectional=True)
+            self.dense = torch.nn.Linear(2 * hidden, params["dense.weight"].shape[0])
+
+        def forward(self, ids):
+            output, _ = self.rnn(self.embedding(ids.long()))
+            return self.dense(output[:, -1, :])
+
+    twin = Twin()
+    twin.load_state_dict({"embedding.weight": params["embedding.embedding_table"],
+                          **{name: value for name, value in params.items() if not name.startswith("embedding.")}})
+    return twin.eval()
 
 
 def _ecapa_tdnn() -> nn.Cell:

@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
 
 import aotnn  # noqa: E402
 from bench import randomize  # noqa: E402
-from corpus_models import AudioConvNet, TextClassifier, UNet  # noqa: E402
+from corpus_models import AudioConvNet, TextClassifier, UNet, torch_twin  # noqa: E402
 
 
 def _params(net) -> dict[str, torch.Tensor]:
@@ -87,3 +87,15 @@ def test_text_classifier_against_pytorch(cell):
 def test_text_classifier_refuses_an_unknown_cell():
     with pytest.raises(ValueError, match="cell: expected 'lstm' or 'gru', got 'rnn'"):
         TextClassifier("rnn")
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_torch_twin_computes_the_same(cell):
+    """The twin onnxruntime runs for the text models (PyTorch's export) holds the Cell's weights."""
+    net = TextClassifier(cell, vocab=50, embed=8, hidden=6, num_classes=3)
+    net.set_train(False)
+    ids = np.random.default_rng(3).integers(0, 50, (2, 5)).astype(np.int32)
+    with torch.no_grad():
+        twin = torch_twin(net)(torch.tensor(ids)).numpy()
+    np.testing.assert_allclose(twin, net(aotnn.Tensor(ids)).asnumpy(), rtol=1e-4, atol=1e-5)
+    assert torch_twin(AudioConvNet(features=8, channels=16)) is None
