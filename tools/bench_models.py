@@ -6,10 +6,10 @@ aliases; ``pip install --no-deps mindcv==0.3.0 pyyaml tqdm``), a ResNet-18 writt
 (``resnet18_variant.py``), and a U-Net, audio and text networks (``corpus_models.py``).
 onnxruntime runs aotnn's own ONNX export of the same Cell (the text models: PyTorch's export of a
 twin with the same weights, see ``corpus_models.torch_twin``), so both engines see the same network
-and weights. Engines take turns in blocks with a pause (``bench.time_round``), outputs must agree within ``--tol``, and for each model a per-kernel report
-follows: each kernel's share of the time (every kernel timed alone, repeatedly, on the artifact's
-own buffers), the default schedule rule that scheduled it, and ``FALLBACK`` where that was the
-generic last resort.
+and weights. Engines take turns in blocks with a pause (``bench.time_round``), outputs must agree
+within ``--tol``, and for each model a per-kernel report follows: each kernel's share of the time
+(every kernel timed alone, repeatedly, on the artifact's own buffers), the default schedule rule
+that scheduled it, and ``FALLBACK`` where that was the generic last resort.
 
 Usage:
     python tools/bench_models.py                                # every model
