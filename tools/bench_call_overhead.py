@@ -104,7 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=2000, help="timed calls per path (default 2000)")
     parser.add_argument("--block", type=int, default=50, help="calls per turn (default 50)")
     parser.add_argument("--limit-us", type=float, default=100.0,
-                        help="largest overhead outside the kernels that passes, in us (default 100: the issue's 0.1 ms)")
+                        help="largest overhead outside the kernels that passes, in us "
+                             "(default 100: the issue's 0.1 ms)")
     args = parser.parse_args(argv)
     unknown = [m for m in args.models if m not in MODELS]
     if unknown:
@@ -118,7 +119,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         verdict = "PASS" if us["outside"] <= args.limit_us else "FAIL"
         failed |= verdict == "FAIL"
         print(f"{name}: outside the kernels Cell call {us['cell_outside']:.1f} us, aotnn_runtime "
-              f"{us['runtime_outside']:.1f} us, overhead {us['outside']:.1f} us: {verdict} (limit {args.limit_us:g} us); "
+              f"{us['runtime_outside']:.1f} us, overhead {us['outside']:.1f} us: {verdict} "
+              f"(limit {args.limit_us:g} us); "
               f"whole calls {us['cell']:.1f} vs {us['runtime']:.1f} us ({us['whole']:+.1f} us)")
     print(f"load average {os.getloadavg()[0]:.1f} after")
     return 1 if failed else 0

@@ -2,13 +2,14 @@
 
 The zoo (``tools/bench.py``) measures the networks the default schedules were written for. This
 corpus runs mindcv 0.3.0's classification models (through ``aotnn.compat``'s ``mindspore``
-aliases; ``pip install --no-deps mindcv==0.3.0 pyyaml tqdm``) and a ResNet-18 written another way
-(``resnet18_variant.py``). onnxruntime runs aotnn's own ONNX export of the same Cell, so both
-engines see the same network and weights. Engines take turns in blocks with a pause
-(``bench.time_round``), outputs must agree within ``--tol``, and for each model a per-kernel report
-follows: each kernel's share of the time (every kernel timed alone, repeatedly, on the artifact's
-own buffers), the default schedule rule that scheduled it, and ``FALLBACK`` where that was the
-generic last resort.
+aliases; ``pip install --no-deps mindcv==0.3.0 pyyaml tqdm``), a ResNet-18 written another way
+(``resnet18_variant.py``), and a U-Net, audio and text networks (``corpus_models.py``).
+onnxruntime runs aotnn's own ONNX export of the same Cell (the text models: PyTorch's export of a
+twin with the same weights, see ``corpus_models.torch_twin``), so both engines see the same network
+and weights. Engines take turns in blocks with a pause (``bench.time_round``), outputs must agree
+within ``--tol``, and for each model a per-kernel report follows: each kernel's share of the time
+(every kernel timed alone, repeatedly, on the artifact's own buffers), the default schedule rule
+that scheduled it, and ``FALLBACK`` where that was the generic last resort.
 
 Usage:
     python tools/bench_models.py                                # every model
@@ -18,6 +19,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -30,13 +32,15 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from bench import Runner, _at_least, host_description, randomize, scaled_error, time_round, write_json  # noqa: E402
+from bench import (Runner, _at_least, host_description, onnx_session_runner, randomize, scaled_error,  # noqa: E402
+                   time_round, write_json)
+from corpus_models import CORPUS, torch_twin  # noqa: E402
 
 MINDCV_MODELS = ("efficientnet_b0", "mobilenet_v3_small_100", "mobilenet_v3_large_100", "shufflenet_v2_x1_0",
                  "ghostnet_050", "densenet121", "regnet_x_200mf", "mixnet_s", "repvgg_a0", "googlenet",
                  "squeezenet1_0", "vgg11", "convnext_tiny", "mobilenet_v2_100", "resnet18",
                  "vit_b_32_224", "swin_tiny", "mobilevit_xx_small")
-OWN_MODELS = ("resnet18_rewritten",)
+OWN_MODELS = ("resnet18_rewritten",) + tuple(CORPUS)
 MODELS = MINDCV_MODELS + OWN_MODELS
 
 
@@ -49,6 +53,8 @@ def make_model(name: str) -> Any:
     if name == "resnet18_rewritten":
         from resnet18_variant import resnet18_rewritten
         net = resnet18_rewritten()
+    elif name in CORPUS:
+        net = CORPUS[name](224)[0]
     elif name in MINDCV_MODELS:
         from aotnn.compat import install_mindspore_aliases
         install_mindspore_aliases()
@@ -60,11 +66,28 @@ def make_model(name: str) -> Any:
     return net
 
 
+def model_and_input(name: str, size: int) -> tuple[Any, np.ndarray]:
+    """The Cell called ``name`` (see :func:`make_model`) and its seeded input: ``(1, 3, size, size)``
+    for the image classifiers, the entry's own for ``corpus_models.CORPUS`` (U-Net, audio, text)."""
+    if name in CORPUS:
+        return CORPUS[name](size)
+    x = np.random.default_rng(1).standard_normal((1, 3, size, size)).astype(np.float32)
+    return make_model(name), x
+
+
 def onnxruntime_runner(net, x: np.ndarray, workdir: str, threads: int) -> Runner:
-    """onnxruntime on aotnn's ONNX export of ``net``."""
+    """onnxruntime on aotnn's ONNX export of ``net``, or on PyTorch's export of its twin where
+    ``corpus_models.torch_twin`` has one (recurrent text models)."""
     import aotnn
     import onnxruntime as ort
 
+    twin = torch_twin(net)
+    if twin is not None:
+        import torch
+        buffer = io.BytesIO()
+        with torch.no_grad():
+            torch.onnx.export(twin, (torch.from_numpy(x),), buffer, input_names=["x"], opset_version=17, dynamo=False)
+        return onnx_session_runner(buffer.getvalue(), [x], threads)
     path = aotnn.export(net, aotnn.Tensor(x), file_name=os.path.join(workdir, "model"), file_format="ONNX")
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
@@ -135,9 +158,8 @@ def aotnn_runner(net, x: np.ndarray, workdir: str, threads: int) -> tuple[Runner
 
 def bench_one(name: str, *, size: int, repeat: int, threads: int, kernel_calls: int, pause: float) -> dict[str, Any]:
     """Compile, check and time one model; returns its row (times, error, rules, kernel times)."""
-    net = make_model(name)
+    net, x = model_and_input(name, size)
     randomize(net)
-    x = np.random.default_rng(1).standard_normal((1, 3, size, size)).astype(np.float32)
     with tempfile.TemporaryDirectory(prefix="aotnn-corpus-") as workdir:
         ours, artifact, compile_s = aotnn_runner(net, x, workdir, threads)
         rules = kernel_rules(artifact)

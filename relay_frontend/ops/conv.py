@@ -225,6 +225,9 @@ def _conv_transpose(what: str, x, weight, stride, pad_mode, padding, output_padd
         zero_tail.append(out - (full - before - after))
         out_sizes.append(out)
     _check_output(what, x_shape[2:], out_sizes)
+    if (nd == 2 and int(groups) == 1 and tuple(w_shape[2:]) == tuple(stride) and all(d == 1 for d in dilation)
+            and all(p == (0, 0) for p in relax_pads) and not any(zero_tail)):
+        return _tiles_to_space(x, weight)
     if nd == 1:
         conv, layouts = _op.nn.conv1d_transpose, ("NCW", "IOW")
     elif nd == 2:
@@ -239,6 +242,20 @@ def _conv_transpose(what: str, x, weight, stride, pad_mode, padding, output_padd
             shape[2 + i] = tail
             out = emit(_op.concat([out, _op.broadcast_to(relax.const(0, dtype_of(x)), shape)], axis=2 + i))
     return out
+
+
+def _tiles_to_space(x, weight):
+    """A 2-D transposed convolution whose kernel equals its stride (a U-Net's 2x2/2 up-sampling):
+    each input pixel writes its own kh x kw tile, so it is a 1x1 convolution to
+    ``out * kh * kw`` channels followed by a depth-to-space shuffle. Relax's conv2d_transpose
+    reaches no fast schedule (hundreds of milliseconds where this takes one)."""
+    n, _, h, w = static_shape(x)
+    cin, cout, kh, kw = static_shape(weight)
+    # (in, out, kh, kw) -> (out, kh, kw, in) -> a 1x1 kernel per (out, i, j)
+    kernel = emit(_op.reshape(emit(_op.permute_dims(weight, [1, 2, 3, 0])), (cout * kh * kw, cin, 1, 1)))
+    tiles = emit(_op.nn.conv2d(x, kernel, strides=(1, 1), padding=(0, 0, 0, 0)))
+    tiles = emit(_op.reshape(tiles, (n, cout, kh, kw, h, w)))
+    return emit(_op.reshape(emit(_op.permute_dims(tiles, [0, 1, 4, 2, 5, 3])), (n, cout, h * kh, w * kw)))
 
 
 def _spatial_ints(value, nd: int, what: str) -> tuple[int, ...]:

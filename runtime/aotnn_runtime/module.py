@@ -163,7 +163,8 @@ class EntryPoint:
         # staging buffers (and their addresses) of arguments a kernel cannot take as they are
         self._aligned_copies: dict[tuple[str, int], tuple[np.ndarray, int]] = {}
         self._bound: Any = None  # (parameter handles, steps, steps with them bound): see _bound_steps
-        self._resolved_cache: Any = None  # (key, names, given arrays, resolved list, layouts, addresses, mapping): see _resolve_params_again
+        # (key, names, given arrays, resolved list, layouts, addresses, mapping): see _resolve_params_again
+        self._resolved_cache: Any = None
 
     def _load_steps(self, steps: list[dict], library: Any) -> list:
         loaded = []

@@ -165,6 +165,10 @@ def test_conv1d_transpose(k, stride, mode, padding, output_padding, dilation, gr
     (3, 2, "same", 0, 0, 1, 1),
     ((1, 2), (2, 3), "valid", 0, 0, 1, 2),
     (3, (2, 1), "pad", (1, 0, 2, 1), (1, 0), (1, 2), 1),
+    # kernel = stride: each pixel writes its own tile (a 1x1 convolution and a depth-to-space shuffle)
+    (2, 2, "same", 0, 0, 1, 1),
+    ((2, 3), (2, 3), "valid", 0, 0, 1, 1),
+    (2, 2, "pad", (0, 0, 0, 0), 0, 1, 1),
 ])
 def test_conv2d_transpose(k, stride, mode, padding, output_padding, dilation, group):
     conv = randomise(nn.Conv2dTranspose(4, 6, k, stride, mode, padding, dilation, group, has_bias=True,
