@@ -110,7 +110,7 @@ def c_frames(callgraph: str, frames: Frames) -> bool:
     """Add the functions of gcc's ``-fcallgraph-info=su`` output to ``frames``; False where a frame
     is dynamic (``alloca``, variable-length arrays)."""
     for title, size, kind in _CI_NODE.findall(callgraph):
-        if "static" not in kind.split(",") or "dynamic" in kind and "bounded" not in kind:
+        if kind != "static":  # "dynamic" or "dynamic,bounded": sized at run time
             return False
         frames.add(_plain(title), int(size))
     for source, target in _CI_EDGE.findall(callgraph):
