@@ -33,7 +33,7 @@ from .input_alignment import read_inputs_in_place
 from .output_dir import check_output
 from .merge_pooling import is_merged_pooling
 from .stream_rows import stream_rows_module
-from . import embedded_mcu
+from . import embedded_mcu, mcu_stack
 from .plan import spec_nbytes as _nbytes
 from .training_step_memory import lean_training_record
 from .target import is_host, is_microcontroller, resolve, to_tvm
@@ -406,8 +406,26 @@ def _write_build_files(staging: str, target: Mapping[str, Any], record: Mapping[
     Path(staging, "main.c").write_text(main_text)
     Path(staging, "Makefile").write_text(makefile_text)
     os.makedirs(os.path.join(staging, "board"))
-    for name, text in embedded_mcu.board_files().items():
+
+
+def _write_board_files(staging: str, target: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any]:
+    """board/ of a Cortex-M bundle (start-up, semihosting, linker scripts), its stack reserved from
+    the worst case computed over the bundle's C files and kernels (``mcu_stack``). Returns the
+    manifest's ``stack`` record: the reservation and the computed figures (None where not computed)."""
+    mcpu = str(target.get("mcpu"))
+    board_sources = {"startup.c": embedded_mcu.STARTUP_C, "semihosting.h": embedded_mcu.SEMIHOSTING_H,
+                     "semihosting.c": embedded_mcu.SEMIHOSTING_C}
+    for name, text in board_sources.items():
         Path(staging, "board", name).write_text(text)
+    entries = sorted({f"__tvm_ffi_{s['kernel']}" for s in record["steps"]})
+    computed = mcu_stack.bundle_stack(staging, cross_compiler(target), embedded_mcu.stack_cflags(mcpu),
+                                      embedded_mcu.C_FILES, entries)
+    reserved = mcu_stack.reserved_stack(computed)
+    for name, text in embedded_mcu.board_files(reserved).items():
+        Path(staging, "board", name).write_text(text)
+    return {"reserved_bytes": reserved, "margin_bytes": mcu_stack.STACK_MARGIN_BYTES if computed else None,
+            "model_run_bytes": computed["model_run"] if computed else None,
+            "image_bytes": computed["image"] if computed else None}
 
 
 def _mark_updated_params(mod: tvm.IRModule, positions: Sequence[int]) -> tvm.IRModule:
@@ -485,8 +503,9 @@ def build_bundle(mod: tvm.IRModule, input_names: Sequence[str], param_names: Seq
         os.makedirs(os.path.join(staging, "runtime"))
         for name in RUNTIME_FILES:
             shutil.copy(RUNTIME_C / name, os.path.join(staging, "runtime", name))
+        extra = {"stack": _write_board_files(staging, target_dict, record)} if is_microcontroller(target_dict) else {}
         manifest = new_manifest(target_dict, entry, record, None,
-                                {**(metadata or {}), "kind": "bundle", KERNEL_RULES_KEY: rules})
+                                {**(metadata or {}), **extra, "kind": "bundle", KERNEL_RULES_KEY: rules})
         return write_artifact(staging, output_dir, manifest, stored)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

@@ -25,6 +25,9 @@ CPU_FLAGS = {
     "cortex-m7": "-mcpu=cortex-m7 -mthumb -mfloat-abi=hard -mfpu=fpv5-d16",
     "cortex-m55": "-mcpu=cortex-m55 -mthumb -mfloat-abi=hard",
 }
+DEFAULT_CFLAGS = "-O2 -std=c99 -Wall"
+SECTION_FLAGS = "-ffunction-sections -fdata-sections -fno-unwind-tables -fno-asynchronous-unwind-tables"
+DEFINES = "-DAOTNN_NO_THREADS -DAOTNN_STATIC_WORKSPACE -DAOTNN_NO_CONSTRUCTOR"
 # The QEMU machine each CPU's example is linked for (qemu-system-arm -M BOARD).
 DEFAULT_BOARD = {"cortex-m4": "mps2-an386", "cortex-m7": "mps2-an500", "cortex-m55": "mps3-an547"}
 
@@ -78,22 +81,39 @@ SECTIONS
 # vector table at 0x10000000: ITCM's secure alias (512 KB), then 2 MB SRAM at 0x11000000 and
 # two 2 MB internal SRAMs at 0x31000000 (4 MB together). Code runs from ITCM, weights sit in
 # SRAM, data and the arena in the internal SRAM.
-LINKER_SCRIPTS = {
-    "mps2-an386": """MEMORY
+_MEMORY_MAPS = {
+    "mps2-an386": ("""MEMORY
 {
   FLASH (rx) : ORIGIN = 0x00000000, LENGTH = 4M
   RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 4M
 }
-""" + _SECTIONS.format(code="FLASH", weights="FLASH", ram="RAM", stack="0x4000"),
-    "mps3-an547": """MEMORY
+""", {"code": "FLASH", "weights": "FLASH", "ram": "RAM"}),
+    "mps3-an547": ("""MEMORY
 {
   ITCM (rx) : ORIGIN = 0x10000000, LENGTH = 512K
   SRAM (rwx) : ORIGIN = 0x11000000, LENGTH = 2M
   ISRAM (rwx) : ORIGIN = 0x31000000, LENGTH = 4M
 }
-""" + _SECTIONS.format(code="ITCM", weights="SRAM", ram="ISRAM", stack="0x4000"),
+""", {"code": "ITCM", "weights": "SRAM", "ram": "ISRAM"}),
 }
-LINKER_SCRIPTS["mps2-an500"] = LINKER_SCRIPTS["mps2-an386"]
+_MEMORY_MAPS["mps2-an500"] = _MEMORY_MAPS["mps2-an386"]
+BOARDS = tuple(_MEMORY_MAPS)
+
+
+def linker_script(board: str, stack_bytes: int) -> str:
+    """The linker script of the example for QEMU's ``board``, reserving ``stack_bytes`` of stack
+    (the bundle's computed worst case plus a margin: ``schedules.mcu_stack``).
+
+    Raises:
+        ValueError: an unknown board or a stack size that is not a positive multiple of 8.
+    """
+    if board not in _MEMORY_MAPS:
+        raise ValueError(f"board: expected one of {', '.join(BOARDS)}; got {board!r}")
+    if not isinstance(stack_bytes, int) or stack_bytes <= 0 or stack_bytes % 8:
+        raise ValueError(f"stack_bytes: expected a positive multiple of 8; got {stack_bytes!r}")
+    memory, regions = _MEMORY_MAPS[board]
+    return memory + _SECTIONS.format(stack=hex(stack_bytes), **regions)
+
 
 STARTUP_C = r"""/* Start-up for Cortex-M (bare metal): vector table, .data/.bss set-up, FPU on, main, exit. */
 #include <stdint.h>
@@ -233,6 +253,16 @@ int main(void) {{
 """
 
 
+def stack_cflags(mcpu: str) -> str:
+    """The flags the Makefile compiles the bundle's C files with by default (for the stack analysis)."""
+    return f"{DEFAULT_CFLAGS} {CPU_FLAGS[mcpu]} {SECTION_FLAGS} {DEFINES}"
+
+
+# C files of the example image (Makefile's OBJS and BOARD_OBJS); runtime/ holds the backend hooks.
+C_FILES = ("model.c", "runtime/aotnn_backend.c", "runtime/aotnn_error.c", "main.c", "board/startup.c",
+           "board/semihosting.c")
+
+
 def qemu_command(target: Mapping[str, Any], board: str | None = None) -> list[str]:
     """The command that runs a Cortex-M bundle's model.elf (from its folder) on QEMU's model of
     ``board`` (default: the target CPU's), with semihosting for its files and console."""
@@ -256,9 +286,9 @@ def makefile(compiler: str, target: Mapping[str, Any]) -> str:
 CC = {compiler}
 AR = arm-none-eabi-ar
 CPUFLAGS = {flags}
-CFLAGS ?= -O2 -std=c99 -Wall
-CFLAGS += $(CPUFLAGS) -ffunction-sections -fdata-sections -fno-unwind-tables -fno-asynchronous-unwind-tables
-DEFS = -DAOTNN_NO_THREADS -DAOTNN_STATIC_WORKSPACE -DAOTNN_NO_CONSTRUCTOR
+CFLAGS ?= {DEFAULT_CFLAGS}
+CFLAGS += $(CPUFLAGS) {SECTION_FLAGS}
+DEFS = {DEFINES}
 BOARD ?= {DEFAULT_BOARD[mcpu]}
 LDFLAGS ?= $(CPUFLAGS) -nostartfiles --specs=nano.specs -Wl,--gc-sections -T board/$(BOARD).ld
 OBJS = model.o weights.o runtime/aotnn_backend.o runtime/aotnn_error.o kernels.o
@@ -294,8 +324,9 @@ aotnn_weights_blob:
 """
 
 
-def board_files() -> dict[str, str]:
-    """The files of the bundle's board/ folder: start-up, semihosting, one linker script per board."""
+def board_files(stack_bytes: int) -> dict[str, str]:
+    """The files of the bundle's board/ folder: start-up, semihosting, one linker script per board
+    (each reserving ``stack_bytes`` of stack)."""
     files = {"startup.c": STARTUP_C, "semihosting.h": SEMIHOSTING_H, "semihosting.c": SEMIHOSTING_C}
-    files.update({f"{board}.ld": script for board, script in LINKER_SCRIPTS.items()})
+    files.update({f"{board}.ld": linker_script(board, stack_bytes) for board in BOARDS})
     return files

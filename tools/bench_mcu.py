@@ -10,7 +10,8 @@ x86 artifact of the same network; multiply-accumulates are those of the convolut
 computed directly (so Winograd kernels do not lower the count).
 
 Flash and RAM are read from the linked image (aotnn.cli.bundle_memory); RAM counts .data, .bss and the
-stack the linker script reserves (16 KB), not a measured stack high-water mark.
+stack the linker script reserves: the worst case computed when the bundle was built plus a margin
+(schedules.mcu_stack), not a measured stack high-water mark.
 
 Usage:
     python tools/bench_mcu.py                                   # LeNet5, DS-CNN, ResNet-8 on M4 and M55

@@ -60,7 +60,17 @@ def artifact_summary(manifest: dict) -> dict[str, Any]:
         "library": manifest.get("library"),
         "entries": entries,
         "files": {name: info["size"] for name, info in manifest.get("files", {}).items()},
+        "stack": manifest.get("metadata", {}).get("stack"),
     }
+
+
+def stack_text(stack: dict[str, Any]) -> str:
+    """The line on a Cortex-M bundle's stack reservation (manifest metadata ``stack``)."""
+    reserved = f"stack: {stack['reserved_bytes']:,d} bytes reserved by the linker scripts"
+    if stack.get("image_bytes") is None:
+        return reserved + " (fixed: the worst case could not be computed when the bundle was built)"
+    return (f"{reserved} (worst case computed at build time: {stack['image_bytes']:,d} bytes for the example, "
+            f"{stack['model_run_bytes']:,d} below aotnn_model_run, + {stack['margin_bytes']:,d} margin)")
 
 
 def _print_artifact(path: str, info: dict, all_kernels: bool) -> None:
@@ -94,6 +104,8 @@ def _print_artifact(path: str, info: dict, all_kernels: bool) -> None:
         share = f" ({100 * arena / unplanned:.0f}%)" if unplanned else ""
         echo(f"  memory plan: {entry['intermediates']} intermediates in one arena")
         echo(f"  arena: {arena} bytes (intermediates without reuse: {unplanned} bytes){share}")
+    if info.get("stack"):
+        echo(stack_text(info["stack"]))
     total = sum(info["files"].values())
     echo(f"files: {len(info['files'])}, {human_bytes(total)}")
     for name, size in info["files"].items():
@@ -170,7 +182,8 @@ def inspect_command(artifact: str, all_kernels: bool, as_json: bool) -> None:
     ARTIFACT is a host artifact or a C bundle (the directory aotnn compile/export writes), or an
     .onnx file. For a built bundle (after make) it prints flash and RAM by part, read from the
     linked image: .text, .rodata, weights, .data, .bss, the arena, kernel scratch, prepared weight
-    copies, input/output buffers and the reserved stack. The memory plan line compares the arena (intermediates placed at compile time,
+    copies, input/output buffers and the reserved stack. A Cortex-M bundle's stack line gives the
+    reservation and the worst case computed when it was built. The memory plan line compares the arena (intermediates placed at compile time,
     bytes reused between tensors whose lifetimes do not overlap) with the sum of all intermediates.
 
     \b

@@ -67,6 +67,12 @@ def test_inspect_prints_flash_and_ram_of_a_built_bundle(built_bundle):
     assert "arena" in result.output and "kernel scratch" in result.output
     as_json = json.loads(CliRunner().invoke(main, ["inspect", built_bundle, "--json"]).output)
     assert as_json["memory"]["ram_bytes"] == report.ram_bytes
+    # the stack the linker script reserves is the one computed at build time (plus its margin)
+    stack = as_json["stack"]
+    worst = max(stack["image_bytes"], stack["model_run_bytes"]) + stack["margin_bytes"]
+    assert stack["reserved_bytes"] == report.ram["stack"] and worst <= stack["reserved_bytes"] < worst + 8
+    assert f"stack: {stack['reserved_bytes']:,d} bytes reserved" in result.output
+    assert f"worst case computed at build time: {stack['image_bytes']:,d} bytes" in result.output
 
 
 @needs_tools

@@ -128,13 +128,17 @@ def test_training_bundle_on_qemu_matches_x86(trained_on_x86, target):
     np.testing.assert_allclose(on_device, losses, rtol=1e-5)
     # state<i>.bin: the updated parameters in the manifest's param_updates order, x86's values after 20 steps
     with open(os.path.join(bundle, "manifest.json")) as f:
-        record = json.load(f)["entries"]["train_step"]
+        manifest = json.load(f)
+    record = manifest["entries"]["train_step"]
     names = [record["params"][update["param"]]["name"] for update in record["param_updates"]]
     assert set(trained) <= set(names) and not {"conv1.weight", "conv2.weight", "fc1.weight"} & set(names)
     for i, name in enumerate(names):
         state = np.fromfile(os.path.join(bundle, f"state{i}.bin"), dtype=weights[name].dtype)
         np.testing.assert_allclose(state, weights[name].ravel(), rtol=1e-5, atol=1e-6, err_msg=name)
     ram, sections, stack = image_ram(bundle)
+    # the linker script reserves the stack computed at build time, which holds the painted high-water mark
+    computed = manifest["metadata"]["stack"]
+    assert computed["image_bytes"] is not None and stack <= computed["image_bytes"] <= sections[".stack"]
     trained_state = sum(weights[name].nbytes for name in names)
     assert trained_state <= sections[".bss"]  # the state is RAM, and...
     assert ram <= RAM_LIMIT["lenet5"], f"RAM {ram} bytes ({sections}, stack {stack})"  # ...little else is
