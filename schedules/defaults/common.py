@@ -198,7 +198,11 @@ def schedule_injective_block(sch: Schedule, block, cpu: CpuInfo) -> None:
     for e in extents:
         total *= e
     lanes = cpu.lanes(str(sch.get(block).writes[0].source.dtype)) if sch.get(block).writes else 4
-    vector = next((f for f in (4 * lanes, 2 * lanes, lanes) if total % f == 0 and total >= f), None)
+    # vectors within the innermost axis first: across rows a vector's indices into a transposed,
+    # sliced or concatenated operand are divisions per lane (Swin's window partitions, a roll)
+    vector = next((f for f in (4 * lanes, 2 * lanes, lanes) if extents[-1] % f == 0), None)
+    if vector is None:
+        vector = next((f for f in (4 * lanes, 2 * lanes, lanes) if total % f == 0 and total >= f), None)
     if vector is None:
         vector = next((f for f in range(min(total, 4 * lanes), 1, -1) if total % f == 0), 1)
     if touches_bool(sch, block):
