@@ -133,7 +133,7 @@ def run_models(names: list[str], args: Any) -> int:
     with tempfile.TemporaryDirectory() as workdir:
         for name in names:
             rows.append(bench_one(name, args, workdir))
-            print(f"{name}: done", flush=True)
+            print(f"{name}: done", format_rows(rows[-1:]).splitlines()[-1], flush=True)  # kept if a later model dies
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"batch 1, {args.threads} threads, {args.repeats} timed calls per engine, PTQ observer {args.observer}, "
           f"load average {load:.2f}")
