@@ -1,6 +1,9 @@
 """Post-training int8 of the zoo models beside onnxruntime's int8 (``bench_quant.py --models``).
 
-For each model (random weights, random BatchNorm statistics as tools/bench.py sets them):
+For each model (random weights, random BatchNorm gammas and betas as tools/bench.py sets them, the
+BatchNorms' moving statistics re-estimated on inputs of their own as training leaves them:
+``trained_like.reestimate_batchnorms``, so that every layer's output is normalized and the float
+model does not answer one class with tiny margins):
 our float32 artifact, our PTQ int8 artifact (``PostTrainingQuantization`` on the calibration
 inputs, exported with ``export_int8``), onnxruntime on aotnn's ONNX export of the float model, and
 onnxruntime on that ONNX quantized by ``onnxruntime.quantization.quantize_static`` (QDQ, per-channel
@@ -23,8 +26,10 @@ from aotnn import Tensor
 from aotnn.compression.quant import PostTrainingQuantization, export_int8
 
 from bench import Runner, onnx_session_runner, randomize, time_round
+from trained_like import reestimate_batchnorms
 
 SHAPES = {"resnet18": (3, 224, 224), "mobilenetv2": (3, 224, 224), "lenet5": (1, 32, 32)}
+STATISTICS_INPUTS = 16  # inputs of the BatchNorm re-estimation (neither calibration nor held out)
 
 
 def _model(name: str):
@@ -34,6 +39,8 @@ def _model(name: str):
     net = {"resnet18": models.resnet18, "mobilenetv2": models.mobilenetv2, "lenet5": models.lenet5}[name]()
     net.set_train(False)
     randomize(net)
+    rng = np.random.default_rng(2)  # the calibration and held-out inputs come from seed 0
+    reestimate_batchnorms(net, rng.standard_normal((STATISTICS_INPUTS, *SHAPES[name])).astype(np.float32))
     return net
 
 
@@ -126,7 +133,7 @@ def run_models(names: list[str], args: Any) -> int:
     with tempfile.TemporaryDirectory() as workdir:
         for name in names:
             rows.append(bench_one(name, args, workdir))
-            print(f"{name}: done", flush=True)
+            print(f"{name}: done", format_rows(rows[-1:]).splitlines()[-1], flush=True)  # kept if a later model dies
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"batch 1, {args.threads} threads, {args.repeats} timed calls per engine, PTQ observer {args.observer}, "
           f"load average {load:.2f}")

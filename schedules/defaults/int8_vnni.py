@@ -148,6 +148,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     common.accumulate_in_registers(sch, acc)
     sch.reverse_compute_at(out, i, preserve_unit_loops=True)
     common.vectorize_inner(sch, out, sch.get_loops(out)[-1], LANES)
+    # before the tensorized update loses its init: TVM then no longer sees a reduction under the task loop
+    common.parallel_if_worth(sch, task, work, cpu)
     sch.decompose_reduction(acc, k_outer)
     sch.tensorize(j_inner, INTRIN)
-    common.parallel_if_worth(sch, task, work, cpu)

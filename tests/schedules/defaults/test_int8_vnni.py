@@ -70,3 +70,32 @@ def test_rewrite_only_for_vnni_uint8_and_k_multiple_of_4():
     for mod, target in ((_dense_module("uint8", 32), plain), (_dense_module("int8", 32), vnni),
                         (_dense_module("uint8", 30), vnni)):
         assert "aotnn_int8_dense" not in _kernel_names(defaults.rewrite_relax(mod, target))
+
+
+def test_dequantized_int8_dense_takes_the_vnni_rule_on_two_cores(vnni_cpu):
+    """A classifier's int8 dense with a dequantizing epilogue (bias, cast, per-channel scale), as post-training
+    quantization leaves the last layer: scheduled by ``int8_vnni`` with its task loop parallel (the parallel
+    mark came after the update's init was split off, which TVM refused), and exact. ``folded``: the input's
+    zero point is left to the bias, so the product is of the raw uint8 values."""
+    import dataclasses
+
+    from default_schedule_helpers import _host_kernels
+
+    w = Tensor(RNG.integers(-128, 128, (40, 64)).astype(np.int8))
+    bias = Tensor(RNG.integers(-3000, 3000, (1, 40)).astype(np.int32))
+    scale = Tensor(RNG.uniform(1e-4, 1e-3, 40).astype(np.float32))
+
+    def net(x):
+        return ops.int8_dequantize(ops.int8_dense(x, w, 5, None, True) + bias, scale, 0, 1)
+
+    kernels, target = _host_kernels(net, [("x", (1, 64), "uint8")])
+    cpu = dataclasses.replace(defaults.cpu_info(target), cores=2)
+    for gv, func in kernels.functions.items():
+        if "aotnn_int8_dense" in gv.name_hint and "pack" not in gv.name_hint:
+            scheduled, rule = defaults.schedule_with_rule(func, cpu, target)
+            assert rule == "int8_vnni", gv.name_hint
+            assert "parallel" in scheduled.script(), "the task loop is not parallel"
+    x = RNG.integers(0, 256, (1, 64)).astype(np.uint8)
+    acc = x.astype(np.int64) @ w.asnumpy().astype(np.int64).T + bias.asnumpy()
+    expected = acc.astype(np.float32) * scale.asnumpy()
+    np.testing.assert_array_equal(net(Tensor(x)).asnumpy(), expected)
