@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from tvm import relax, te, tirx
 from tvm.s_tir import Schedule
 
-from . import batchnorm_fold, common, weight_prefetch, winograd
+from . import batchnorm_fold, common, lane_fma, weight_prefetch, winograd
 from .cpu import CpuInfo
 from .layout import Rewriter, dtype_of, static_shape
 
@@ -57,11 +57,18 @@ def _round_up(value: int, step: int) -> int:
     return -(-value // step) * step
 
 
-def _best_ow_block(ow: int, oc_vectors: int, max_acc: int, max_block: int) -> int:
-    """The ow block with the most FMAs per load, discounted by the padded tail's waste."""
+def _staged_registers(cpu: CpuInfo) -> int:
+    """Registers a tile pixel holds besides its accumulators: the vector of input channels its
+    FMAs take lanes from where the CPU has FMA by lane (``lane_fma.py``), else none."""
+    return 1 if cpu.fma_by_lane else 0
+
+
+def _best_ow_block(ow: int, oc_vectors: int, max_acc: int, max_block: int, pixel_extra: int = 0) -> int:
+    """The ow block with the most FMAs per load, discounted by the padded tail's waste; each pixel
+    of the block takes ``oc_vectors + pixel_extra`` of the ``max_acc`` registers."""
     best, best_score = 1, -1.0
     for block in range(1, min(ow, max_block) + 1):
-        if block * oc_vectors > max_acc:
+        if block * (oc_vectors + pixel_extra) > max_acc:
             break
         intensity = block * oc_vectors / (block + oc_vectors)
         score = intensity * ow / _round_up(ow, block)
@@ -80,7 +87,7 @@ def plan_conv2d(cpu: CpuInfo, oc: int, oc_per_group: int, ow: int, dtype: str) -
     if oc_per_group == oc and oc % (2 * lanes) and oc % (3 * lanes) == 0:
         # e.g. 24 channels on AVX2: a 4 x 3-vector tile (scheduled as 3 vectors, see
         # :func:`schedule`) loads 7 values per 12 FMAs where an 8 x 1-vector tile loads 9 per 8
-        ow_block = _best_ow_block(ow, 3, cpu.vector_registers - 4, 16)
+        ow_block = _best_ow_block(ow, 3, cpu.vector_registers - 4, 16, _staged_registers(cpu))
         return Conv2dPlan(3 * lanes, ow_block, oc, _round_up(ow, ow_block))
     if oc_per_group == oc:  # not grouped: pad channels up to a whole block if needed
         oc_block = next((c for c in candidates if oc % c == 0), None)
@@ -93,7 +100,9 @@ def plan_conv2d(cpu: CpuInfo, oc: int, oc_per_group: int, ow: int, dtype: str) -
                 d for d in range(2 * lanes, 0, -1) if oc_per_group % d == 0)
     oc_vectors = max(1, -(-oc_block // lanes))
     max_acc = cpu.vector_registers - oc_vectors - 1 - (1 if cpu.vector_registers < 32 else 4)
-    ow_block = _best_ow_block(ow, oc_vectors, max_acc, 16)
+    if cpu.fma_by_lane:  # no broadcast register: the weights and one input vector per pixel
+        max_acc = cpu.vector_registers - oc_vectors
+    ow_block = _best_ow_block(ow, oc_vectors, max_acc, 16, _staged_registers(cpu))
     return Conv2dPlan(oc_block, ow_block, _round_up(oc, oc_block), _round_up(ow, ow_block))
 
 
@@ -425,6 +434,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> Schedule | None:
     weight = [r.source for r in stmt.reads if len(r.source.shape) == (3 if depthwise else 5)]
     weight_bytes = _bytes(weight[0]) if weight else 0
 
+    staged = lane_fma.stage_input(sch, conv, cpu.lanes(dtype)) if cpu.fma_by_lane and not depthwise else None
     loops = sch.get_loops(conv)
     (b, i, j, o), reduction = loops[:4], loops[4:]
     o_outer, o_inner = sch.split(o, [None, oc_block])
@@ -466,6 +476,8 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> Schedule | None:
         for loop in reduction:
             if (common.extent(sch, loop) or 99) <= 7:
                 sch.unroll(loop)
+    if staged is not None:
+        lane_fma.broadcast_from_lanes(sch, staged, reduction[-1], cpu.lanes(dtype))
     sch.unroll(j_inner)
     vectorize_channels(sch, o_inner, oc_block, cpu.lanes(dtype))
     common.vectorize_registers(sch, out, sch.get_loops(out)[-1], cpu.lanes(dtype))

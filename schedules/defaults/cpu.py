@@ -23,6 +23,8 @@ class CpuInfo:
             (Winograd's transformed tiles hold 4x its input).
         l2_bytes: one core's L2 cache (``caches.py``).
         avx2: the CPU has AVX2 (256-bit integer vectors: ``vpmaddwd``, int16 dot products of 2 into int32).
+        fma_by_lane: an FMA can take its multiplier from one lane of a register (AArch64's ``fmla`` by
+            element), so a vector load of an input serves ``lanes`` broadcast steps (``lane_fma.py``).
     """
 
     vector_bits: int = 128
@@ -31,6 +33,7 @@ class CpuInfo:
     vnni: bool = False
     small_memory: bool = False
     avx2: bool = False
+    fma_by_lane: bool = False
     l2_bytes: int = caches.DEFAULT_L2_KB * 1024
 
     @property
@@ -70,7 +73,9 @@ def cpu_info(target: tvm.target.Target) -> CpuInfo | None:
         return CpuInfo(512, 32, cores, vnni=_has("avx512vnni", target), avx2=_has("avx2", target), l2_bytes=l2)
     if _has("avx2", target) or _has("avx", target):
         return CpuInfo(256, 16, cores, avx2=_has("avx2", target), l2_bytes=l2)
-    if triple.startswith(("aarch64", "arm64")) or _has("neon", target):
+    if triple.startswith(("aarch64", "arm64")):
+        return CpuInfo(128, 32, cores, fma_by_lane=True, l2_bytes=l2)
+    if _has("neon", target):  # ARMv7-A NEON: no fused multiply-add by lane
         return CpuInfo(128, 32, cores, l2_bytes=l2)
     if triple.startswith("thumb"):  # Cortex-M
         if _has("mve.fp", target):  # Helium: eight 128-bit Q registers (q0-q7)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from tvm.s_tir import Schedule
 
-from . import common
+from . import common, lane_fma
 from .conv2d import CLAMP, CONV, DEPTHWISE, DW_OUT, OUT, PAD, tile, vectorize_channels
 from .cpu import CpuInfo
 
@@ -95,7 +95,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     # the 1x1 convolution: register tiles along the row, one row per task
     loops = sch.get_loops(conv)
     (b, i, j, o), reduction = loops[:4], loops[4:]
-    tile_row(sch, conv, out, j, o, reduction, tile(sch.get(conv), "ow"), lanes)
+    tile_row(sch, conv, out, j, o, reduction, tile(sch.get(conv), "ow"), lanes, cpu.fma_by_lane)
     task = sch.fuse(b, i)
 
     # the depthwise row the task needs, computed at the start of the task
@@ -108,15 +108,20 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     sch.decompose_reduction(dw, taps[0])
 
 
-def tile_row(sch: Schedule, conv, out, j, o, reduction: list, ow_block: int, lanes: int) -> None:
+def tile_row(sch: Schedule, conv, out, j, o, reduction: list, ow_block: int, lanes: int,
+             fma_by_lane: bool = False) -> None:
     """Register tiles of a 1x1 convolution along its row loop ``j`` and channel loop ``o`` (the
-    loops outside them stay as they are); the write-back ``out`` runs per tile."""
+    loops outside them stay as they are); the write-back ``out`` runs per tile. With ``fma_by_lane``
+    (``CpuInfo.fma_by_lane``) the tile reads its input a vector of channels at a time (``lane_fma.py``)."""
+    staged = lane_fma.stage_input(sch, conv, lanes) if fma_by_lane else None
     oc_block = tile(sch.get(conv), "oc")
     o_outer, o_inner = sch.split(o, [None, oc_block])
     j_outer, j_inner = sch.split(j, [None, ow_block])
     sch.reorder(o_outer, j_outer, *reduction, j_inner, o_inner)
     common.accumulate_in_registers(sch, conv)
     sch.reverse_compute_at(out, j_outer, preserve_unit_loops=True)
+    if staged is not None:
+        lane_fma.broadcast_from_lanes(sch, staged, reduction[-1], lanes)
     sch.unroll(j_inner)
     vectorize_channels(sch, o_inner, oc_block, lanes)
     common.vectorize_registers(sch, out, sch.get_loops(out)[-1], lanes)

@@ -59,7 +59,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> Schedule | None:
     if common.extent(sch, i) != 1:
         raise common.NotScheduled("the expansion is not tiled flat")
     oc_block = tile(sch.get(conv), "oc")
-    tile_row(sch, conv, out, j, o, reduction, tile(sch.get(conv), "ow"), lanes)
+    tile_row(sch, conv, out, j, o, reduction, tile(sch.get(conv), "ow"), lanes, cpu.fma_by_lane)
     o_outer, walk = sch.get_loops(conv)[2:4]
     task = sch.fuse(b, i, o_outer)
 

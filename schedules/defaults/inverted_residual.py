@@ -87,7 +87,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> Schedule | None:
     if band is None:
         raise common.NotScheduled("no band of rows divides the output")
     i_band, i_row = sch.split(i, [None, band])
-    tile_row(sch, project, project_out, j, o, reduction, tile(sch.get(project), "ow"), lanes)
+    tile_row(sch, project, project_out, j, o, reduction, tile(sch.get(project), "ow"), lanes, cpu.fma_by_lane)
     task = sch.fuse(b, i_band)
 
     # the depthwise row of each output row

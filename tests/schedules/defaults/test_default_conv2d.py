@@ -12,6 +12,7 @@ from schedules.defaults.cpu import CpuInfo
 AVX2 = CpuInfo(256, 16, 2)
 AVX512 = CpuInfo(512, 32, 2)
 NEON = CpuInfo(128, 32, 1)
+AARCH64 = CpuInfo(128, 32, 1, fma_by_lane=True)  # FMA by element: one input vector per tile pixel
 
 # (batch, in, out, height, width, kernel, stride, padding, dilation, groups)
 CASES = {
@@ -153,6 +154,23 @@ def test_conv_tiles_fit_the_registers(cpu, oc, ow):
     assert plan.ow_padded % plan.ow_block == 0 and ow <= plan.ow_padded < ow + plan.ow_block
     if oc % lanes == 0:
         assert plan.oc_block % lanes == 0 and plan.oc_padded == oc
+
+
+@pytest.mark.parametrize("oc,ow", [(64, 56), (24, 28), (10, 7), (1000, 1), (1280, 49), (512, 7), (96, 112)])
+def test_fma_by_lane_tiles_keep_an_input_vector_per_pixel(oc, ow):
+    # accumulators, the weight vectors and one staged input vector per pixel (lane_fma.py) in 32 registers
+    plan = plan_conv2d(AARCH64, oc, oc, ow, "float32")
+    vectors = -(-plan.oc_block // 4)
+    assert plan.ow_block * (vectors + 1) + vectors <= 32
+    assert plan.ow_padded % plan.ow_block == 0 and ow <= plan.ow_padded < ow + plan.ow_block
+    # a 4-pixel tile of two vectors at least wherever the row allows it
+    assert plan.ow_block >= min(ow, 4) and plan.oc_block >= min(oc, 4)
+
+
+def test_only_fma_by_lane_changes_the_tiles():
+    for oc, ow in [(64, 56), (1280, 49), (24, 28)]:
+        assert plan_conv2d(NEON, oc, oc, ow, "float32") == plan_conv2d(CpuInfo(128, 32, 1, fma_by_lane=False), oc, oc,
+                                                                         ow, "float32")
 
 
 def test_depthwise_tiles_divide_the_channels():

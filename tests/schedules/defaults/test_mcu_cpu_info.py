@@ -34,3 +34,11 @@ def test_cortex_m_conv_tile_fits_the_register_file(make_target, oc, ow):
     plan = plan_conv2d(cpu, oc, oc, ow, "float32")
     weight_registers = -(-plan.oc_block // lanes)
     assert plan.ow_block * weight_registers + weight_registers + 1 <= cpu.vector_registers
+
+
+def test_only_aarch64_has_fma_by_lane():
+    from schedules.target import aarch64_target, armv7a_target
+    assert cpu_info(tvm.target.Target(aarch64_target())).fma_by_lane
+    assert not cpu_info(tvm.target.Target(armv7a_target())).fma_by_lane
+    assert not cpu_info(tvm.target.Target({"kind": "llvm", "mtriple": "x86_64-linux-gnu", "mcpu": "skylake-avx512"})).fma_by_lane
+    assert not cpu_info(tvm.target.Target({"kind": "llvm", "mtriple": "x86_64-linux-gnu", "mcpu": "haswell"})).fma_by_lane
