@@ -216,7 +216,10 @@ def plan_weight_grad(cpu: CpuInfo, c: int, o: int, kw: int, dtype: str) -> Weigh
     if o < lanes or o % lanes:
         o_choices = [_divisor(o, 2 * lanes)] if o >= lanes else [o]
     else:
-        o_choices = [v * lanes for v in (4, 3, 2, 1) if (o // lanes) % v == 0]
+        # wide tiles (4 vectors x 4 channels) measured slower than 2 x 8 on AVX-512 for 64-512 channels:
+        # they stream the output gradient twice as often; few input channels leave room for them
+        widths = (4, 3, 2, 1) if c < 8 else (2, 1)
+        o_choices = [v * lanes for v in widths if (o // lanes) % v == 0]
     best, best_score = None, -1.0
     for o_block in o_choices:
         vectors = -(-o_block // lanes)
