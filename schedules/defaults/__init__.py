@@ -35,7 +35,7 @@ _LOG = logging.getLogger(__name__)
 # Most specific first.
 SCHEDULE_RULES = (weight_grad, winograd_pack, int8_conv, winograd, inverted_residual, expand_depthwise, dw_pointwise, conv2d, dense, int8_vnni, int8, recurrent, matmul, reduction, reduction.rows, concat, elementwise, fallback)
 RELAX_RULES = (recurrent.rewrite_rule, int8_conv.rewrite_rule, conv2d.rewrite_rule, dense.rewrite_rule, int8_vnni.rewrite_rule,
-               fastmath.rewrite_rule, pool_grad.rewrite_rule, collapse_sum.rewrite_rule,
+               fastmath.rewrite_rule, pool_grad.rewrite_rule, pool_grad.tiling_rewrite_rule, collapse_sum.rewrite_rule,
                weight_grad.rewrite_rule)
 
 
