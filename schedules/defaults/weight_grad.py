@@ -9,12 +9,13 @@ over the channels-last twins of ``x`` and ``gy``:
 
     dw[o, c, a, b] = sum over (n, i, j) of xp[n, i*sh + a*dh, j*sw + b*dw, c] * gy[n, i, j, o]
 
-with ``xp`` the NHWC input padded once. The register tile is laid out (tap, C, O), output channels
-contiguous, and transposed into the OIHW result as it is written back, once per tile. The tap loop sits outside the reduction over batch x
-positions; each task owns a register tile of ``c_block`` input x ``o_block`` output channels of
-one tap: per position it broadcasts ``c_block`` contiguous input values and loads ``o_block / lanes``
-vectors of the output gradient. The chain's other bindings are left dead for the build's
-dead-code elimination. Other targets (no CPU defaults) keep the per-tap form.
+with ``xp`` the NHWC input padded once. The tap loop sits outside the reduction over batch x
+positions; each task owns a register tile of ``c_block`` input x ``o_block`` output channels (and,
+for few channels, ``tap_block`` taps of a kernel row): per position it broadcasts ``c_block``
+contiguous input values and loads ``o_block / lanes`` vectors of the output gradient. The tile is
+laid out (tap, C, O), output channels contiguous, and transposed into the OIHW result as it is
+written back, once per tile. The chain's other bindings are left dead for the build's dead-code
+elimination. Other targets (no CPU defaults) keep the per-tap form.
 """
 from __future__ import annotations
 

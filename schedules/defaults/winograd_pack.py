@@ -41,5 +41,5 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     sch.unroll(position)
     common.vectorize_inner(sch, block, lanes_loop, 4 * cpu.lanes(str(sch.get(block).writes[0].source.dtype)))
     task = sch.fuse(o_block, unit_h, unit_w)
-    work = POSITIONS * (count // POSITIONS) * (common.extent(sch, channels) or 1) * (common.extent(sch, lanes_loop) or 1)
+    work = count * (common.extent(sch, channels) or 1) * (common.extent(sch, lanes_loop) or 1)
     common.parallel_if_worth(sch, task, work, cpu, common.PARALLEL_MIN_ELEMENTS)
