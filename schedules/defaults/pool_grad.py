@@ -13,9 +13,15 @@ Both are injective, channels-last (channels innermost: one vector per load) and 
 clamped into range, so the element-wise rule vectorizes and parallelizes them without guards. The
 argmax kernel is marked opaque: fused into the gather, it would be inlined and recomputed for every
 window of every input pixel (and the fused expression takes minutes to compile).
+
+Pools whose windows tile the input (LeNet's 2x2/2) get their gradient from the gradient rule as a
+broadcast select over NCHW window slices (``relay_frontend/gradients.py``), which on a channels-last
+network transposes the map there and back; :func:`tiling_rewrite_rule` recognizes that select at
+its last binding and emits the same two kernels (the select's bindings are left dead).
 """
 from __future__ import annotations
 
+import tvm
 from tvm import relax, te, tirx
 
 from .layout import Rewriter, dtype_of, static_shape
@@ -102,4 +108,65 @@ def rewrite_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
     argmax = bb.emit(call_argmax)
     rw.set_nhwc(var, bb.emit(bb.call_te(scatter_back, rw.nhwc(dy), argmax, x_shape[2], x_shape[3], pool, strides,
                                         pad, primfunc_name_hint=GRAD)))
+    return True
+
+
+def _bound_call(rw: Rewriter, expr, op_name: str) -> relax.Call | None:
+    value = rw.value_of(expr) if isinstance(expr, relax.Var) else expr
+    if isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op) and value.op.name == op_name:
+        return value
+    return None
+
+
+def _tiling_select(rw: Rewriter, var: relax.Var, call: relax.Call):
+    """(x, dy, window) when ``var = call`` ends the broadcast-select gradient of a tiling max pool."""
+    if call.op.name != "relax.reshape":
+        return None
+    part = _bound_call(rw, call.args[0], "relax.where")
+    if part is None:
+        return None
+    hit = _bound_call(rw, part.args[0], "relax.equal")
+    spread = _bound_call(rw, part.args[1], "relax.reshape")
+    zero = part.args[2]
+    if hit is None or spread is None or not isinstance(zero, tvm.ir.expr.Constant) or float(zero.value.numpy()) != 0.0:
+        return None
+    chosen = _bound_call(rw, hit.args[0], "relax.reshape")
+    offset = hit.args[1]
+    if chosen is None or not isinstance(offset, tvm.ir.expr.Constant):
+        return None
+    offsets = offset.value.numpy()
+    if offsets.ndim != 6 or offsets.shape[:3] != (1, 1, 1) or offsets.shape[4] != 1:
+        return None
+    kh, kw = offsets.shape[3], offsets.shape[5]
+    if (offsets.reshape(kh, kw) != [[a * kw + b for b in range(kw)] for a in range(kh)]).any():
+        return None
+    first = _bound_call(rw, chosen.args[0], "relax.where")  # where(window_0 == y, 0, ...)
+    test = _bound_call(rw, first.args[0], "relax.equal") if first is not None else None
+    window = _bound_call(rw, test.args[0], "relax.strided_slice") if test is not None else None
+    if window is None:
+        return None
+    x, dy = window.args[0], spread.args[0]
+    x_shape, dy_shape, out_shape = static_shape(x), static_shape(dy), static_shape(var)
+    if (x_shape is None or dy_shape is None or x_shape != out_shape or len(x_shape) != 4
+            or x_shape != (dy_shape[0], dy_shape[1], dy_shape[2] * kh, dy_shape[3] * kw)
+            or not dtype_of(x).startswith("float") or dtype_of(dy) != dtype_of(x)):
+        return None
+    return x, dy, (kh, kw)
+
+
+def tiling_rewrite_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
+    """The broadcast-select gradient of a max pool whose windows tile the input -> the two NHWC kernels."""
+    found = _tiling_select(rw, var, call)
+    if found is None:
+        return False
+    x, dy, pool = found
+    x_shape, dy_shape = static_shape(x), static_shape(dy)
+    bb = rw.bb
+    call_argmax = bb.call_te(window_argmax, rw.nhwc(x), dy_shape[2], dy_shape[3], pool, pool, (0, 0),
+                             primfunc_name_hint=ARGMAX)
+    kernel = call_argmax.args[0]
+    bb.update_func(kernel, bb.get()[kernel].with_attr("op_pattern", OPAQUE))
+    argmax = bb.emit(call_argmax)
+    rw.set_nhwc(var, bb.emit(bb.call_te(scatter_back, rw.nhwc(dy), argmax, x_shape[2], x_shape[3], pool, pool,
+                                        (0, 0), primfunc_name_hint=GRAD)))
     return True

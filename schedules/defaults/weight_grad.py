@@ -9,11 +9,13 @@ over the channels-last twins of ``x`` and ``gy``:
 
     dw[o, c, a, b] = sum over (n, i, j) of xp[n, i*sh + a*dh, j*sw + b*dw, c] * gy[n, i, j, o]
 
-with ``xp`` the NHWC input padded once, computed as (KH, KW, C, O) and transposed to OIHW after. The tap loop sits outside the reduction over batch x
-positions; each task owns a register tile of ``c_block`` input x ``o_block`` output channels of
-one tap: per position it broadcasts ``c_block`` contiguous input values and loads ``o_block / lanes``
-vectors of the output gradient. The chain's other bindings are left dead for the build's
-dead-code elimination. Other targets (no CPU defaults) keep the per-tap form.
+with ``xp`` the NHWC input padded once. The tap loop sits outside the reduction over batch x
+positions; each task owns a register tile of ``c_block`` input x ``o_block`` output channels (and,
+for few channels, ``tap_block`` taps of a kernel row): per position it broadcasts ``c_block``
+contiguous input values and loads ``o_block / lanes`` vectors of the output gradient. The tile is
+laid out (tap, C, O), output channels contiguous, and transposed into the OIHW result as it is
+written back, once per tile. The chain's other bindings are left dead for the build's dead-code
+elimination. Other targets (no CPU defaults) keep the per-tap form.
 """
 from __future__ import annotations
 
@@ -160,10 +162,7 @@ def match_chain(rw: Rewriter, var: relax.Var, call: relax.Call) -> WeightGradCha
 
 def weight_grad_nhwc(xp: te.Tensor, gy: te.Tensor, kernel: tuple[int, int], strides: tuple[int, int],
                      dilation: tuple[int, int]) -> te.Tensor:
-    """Padded NHWC input ``xp`` and NHWC output gradient ``gy`` -> the weight gradient as (KH, KW, C, O).
-
-    Output channels are innermost so that the register tile's vectors are contiguous (an OIHW tile
-    would be written and read with a stride)."""
+    """Padded NHWC input ``xp`` and NHWC output gradient ``gy`` -> the OIHW weight gradient."""
     n, oh, ow, o = (int(d) for d in gy.shape)
     c = int(xp.shape[3])
     (kh, kw), (sh, sw), (dh, dw) = kernel, strides, dilation
@@ -171,8 +170,8 @@ def weight_grad_nhwc(xp: te.Tensor, gy: te.Tensor, kernel: tuple[int, int], stri
     ri = te.reduce_axis((0, oh), name="i")
     rj = te.reduce_axis((0, ow), name="j")
     return te.compute(
-        (kh, kw, c, o),
-        lambda a, b, ic, oc: te.sum(xp[rn, ri * sh + a * dh, rj * sw + b * dw, ic] * gy[rn, ri, rj, oc],
+        (o, c, kh, kw),
+        lambda oc, ic, a, b: te.sum(xp[rn, ri * sh + a * dh, rj * sw + b * dw, ic] * gy[rn, ri, rj, oc],
                                     axis=[rn, ri, rj]),
         name=WGRAD)
 
@@ -191,7 +190,7 @@ def rewrite_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
                          primfunc_name_hint=WGRAD)
     kernel = product.args[0]
     bb.update_func(kernel, bb.get()[kernel].with_attr("op_pattern", OPAQUE))
-    rw.set_nchw(var, bb.emit(relax.op.permute_dims(bb.emit(product), [3, 2, 0, 1])))
+    rw.set_nchw(var, bb.emit(product))
     return True
 
 
@@ -218,7 +217,10 @@ def plan_weight_grad(cpu: CpuInfo, c: int, o: int, kw: int, dtype: str) -> Weigh
     if o < lanes or o % lanes:
         o_choices = [_divisor(o, 2 * lanes)] if o >= lanes else [o]
     else:
-        o_choices = [v * lanes for v in (4, 3, 2, 1) if (o // lanes) % v == 0]
+        # wide tiles (4 vectors x 4 channels) measured slower than 2 x 8 on AVX-512 for 64-512 channels:
+        # they stream the output gradient twice as often; few input channels leave room for them
+        widths = (4, 3, 2, 1) if c < 8 else (2, 1)
+        o_choices = [v * lanes for v in widths if (o // lanes) % v == 0]
     best, best_score = None, -1.0
     for o_block in o_choices:
         vectors = -(-o_block // lanes)
@@ -242,7 +244,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
         raise common.NotScheduled("the weight-gradient kernel holds other computations")
     stmt = sch.get(block)
     dtype = str(stmt.writes[0].source.dtype)
-    a_loop, b_loop, c_loop, o_loop, n_loop, i_loop, j_loop = sch.get_loops(block)
+    o_loop, c_loop, a_loop, b_loop, n_loop, i_loop, j_loop = sch.get_loops(block)
     kw, c, o = (common.extent(sch, loop) for loop in (b_loop, c_loop, o_loop))
     plan = plan_weight_grad(cpu, c, o, kw, dtype)
     b_outer, b_inner = sch.split(b_loop, [None, plan.tap_block])
@@ -251,9 +253,9 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     sch.reorder(a_loop, b_outer, c_outer, o_outer, n_loop, i_loop, j_loop, b_inner, c_inner, o_inner)
     # the tile sits at an unfused loop: under a fused one its buffer would not compact to the tile
     tile = sch.cache_write(block, 0, "global")  # a register tile: see common.accumulate_in_registers
+    sch.transform_layout(block, ("write", 0), lambda oc, ic, a, b: (a, b, ic, oc))  # vectors along O
     sch.reverse_compute_at(tile, o_outer, preserve_unit_loops=True)
     task = sch.fuse(a_loop, b_outer, c_outer)
-    common.vectorize_inner(sch, tile, sch.get_loops(tile)[-1], 4 * cpu.lanes(dtype))
     sch.unroll(b_inner)
     sch.unroll(c_inner)
     sch.vectorize(o_inner)

@@ -71,3 +71,19 @@ def test_overlapping_pool_gradient_runs_on_gather_kernels(cpu_target):
     assert not [name for name in rules if "max_pool2d_backward" in name], rules
     gathers = [name for name in rules if "aotnn_pool_argmax" in name or "aotnn_pool_grad" in name]
     assert len(gathers) == 2 and all(rules[name] == "elementwise" for name in gathers), rules
+
+
+def test_tiling_pool_gradient_runs_on_gather_kernels(cpu_target):
+    """LeNet's 2x2/2 pool after a relu: the gradient rule's broadcast select is replaced by the same
+    argmax and gather kernels (channels-last); ties go to the window's first maximum, as PyTorch's."""
+    rng = np.random.default_rng(11)
+    x = (rng.integers(-3, 4, (2, 6, 8, 12)) * 0.5 + 0.25).astype(np.float32)  # many tied maxima
+    r = rng.standard_normal((2, 6, 4, 6)).astype(np.float32)
+    net = nn.SequentialCell([nn.ReLU(), nn.MaxPool2d(2, 2)])
+    grad_fn = ops.grad(Objective(net, r), 0)
+    xt = t(x).requires_grad_()
+    (F.max_pool2d(F.relu(xt), 2, 2) * t(r)).sum().backward()
+    assert_close(grad_fn(Tensor(x)), xt.grad)
+    rules = rules_used(lambda v: grad_fn(v), [("x", x.shape, "float32")])
+    gathers = [name for name in rules if "aotnn_pool_argmax" in name or "aotnn_pool_grad" in name]
+    assert len(gathers) == 2 and all(rules[name] == "elementwise" for name in gathers), rules
