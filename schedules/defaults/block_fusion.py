@@ -195,9 +195,12 @@ def _uses(block: relax.BindingBlock, outputs: relax.Expr) -> dict:
     return counts
 
 
-def _merge_pairs(mod: tvm.IRModule, second_input, qualifies) -> tvm.IRModule:
-    """Merge group pairs: ``second_input(second)`` names the parameter of a consumer group that a
-    producer group ``first`` computes, used by it alone, where ``qualifies(first, second)``."""
+def rewrite_dataflow_blocks(mod: tvm.IRModule, rewrite_block) -> tvm.IRModule:
+    """Rewrite each dataflow block of ``main``: ``rewrite_block(block, uses, builder)`` returns
+    ``(rewritten, dropped)`` - new values of some bindings (by variable) and the variables whose
+    bindings go; ``uses`` counts every read of each variable in the block and by main's result.
+    New functions are added through ``builder``. The module is returned unchanged where no block
+    changed."""
     main_var = mod.get_global_var("main")
     main = mod[main_var]
     if not isinstance(main.body, relax.SeqExpr):
@@ -208,7 +211,26 @@ def _merge_pairs(mod: tvm.IRModule, second_input, qualifies) -> tvm.IRModule:
     for position, block in enumerate(blocks):
         if not isinstance(block, relax.DataflowBlock):
             continue
-        uses = _uses(block, main.body.body)
+        rewritten, dropped = rewrite_block(block, _uses(block, main.body.body), builder)
+        if not rewritten:
+            continue
+        blocks[position] = relax.DataflowBlock(
+            [relax.VarBinding(b.var, rewritten[b.var]) if b.var in rewritten else b
+             for b in block.bindings if b.var not in dropped])
+        changed = True
+    if not changed:
+        return mod
+    new_main = relax.Function(main.params, relax.SeqExpr(blocks, main.body.body), main.ret_ty,
+                              is_pure=main.is_pure, attrs=main.attrs)
+    builder.update_func(main_var, new_main)
+    return relax.transform.Normalize()(builder.get())
+
+
+def _merge_pairs(mod: tvm.IRModule, second_input, qualifies) -> tvm.IRModule:
+    """Merge group pairs: ``second_input(second)`` names the parameter of a consumer group that a
+    producer group ``first`` computes, used by it alone, where ``qualifies(first, second)``."""
+
+    def rewrite_block(block, uses, builder):
         producers = {}
         for binding in block.bindings:
             value = binding.value
@@ -235,23 +257,9 @@ def _merge_pairs(mod: tvm.IRModule, second_input, qualifies) -> tvm.IRModule:
             args = [*first_call.args, *(a for i, a in enumerate(call.args) if i != index)]
             rewritten[binding.var] = relax.Call(gvar, args, ty_args=call.ty_args)
             dropped.add(source)
-        if not rewritten:
-            continue
-        bindings = []
-        for binding in block.bindings:
-            if binding.var in dropped:
-                continue
-            if binding.var in rewritten:
-                binding = relax.VarBinding(binding.var, rewritten[binding.var])
-            bindings.append(binding)
-        blocks[position] = relax.DataflowBlock(bindings)
-        changed = True
-    if not changed:
-        return mod
-    new_main = relax.Function(main.params, relax.SeqExpr(blocks, main.body.body), main.ret_ty,
-                              is_pure=main.is_pure, attrs=main.attrs)
-    builder.update_func(main_var, new_main)
-    return relax.transform.Normalize()(builder.get())
+        return rewritten, dropped
+
+    return rewrite_dataflow_blocks(mod, rewrite_block)
 
 
 def merge_expand(mod: tvm.IRModule) -> tvm.IRModule:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import tvm
 from tvm import relax
 
-from .block_fusion import _primitive_calls, _uses
+from .block_fusion import _primitive_calls, rewrite_dataflow_blocks
 from .cpu import current_cpu
 from .layout import dtype_of
 
@@ -53,17 +53,8 @@ def merge_into_pool(mod: tvm.IRModule) -> tvm.IRModule:
     Returns:
         the module with the merged groups (unchanged where no pair qualifies).
     """
-    main_var = mod.get_global_var("main")
-    main = mod[main_var]
-    if not isinstance(main.body, relax.SeqExpr):
-        return mod
-    blocks = list(main.body.blocks)
-    builder = relax.BlockBuilder(mod)
-    changed = False
-    for position, block in enumerate(blocks):
-        if not isinstance(block, relax.DataflowBlock):
-            continue
-        uses = _uses(block, main.body.body)
+
+    def rewrite_block(block, uses, builder):
         groups = {b.var: b.value for b in block.bindings
                   if isinstance(b.value, relax.Call) and isinstance(b.value.op, tvm.ir.GlobalVar)}
         rewritten, dropped = {}, set()
@@ -80,18 +71,9 @@ def merge_into_pool(mod: tvm.IRModule) -> tvm.IRModule:
             gvar = builder.add_func(_with_pool(first, binding.value), f"{group.op.name_hint}_{POOL}")
             rewritten[binding.var] = relax.Call(gvar, list(group.args))
             dropped.add(source)
-        if not rewritten:
-            continue
-        blocks[position] = relax.DataflowBlock(
-            [relax.VarBinding(b.var, rewritten[b.var]) if b.var in rewritten else b
-             for b in block.bindings if b.var not in dropped])
-        changed = True
-    if not changed:
-        return mod
-    new_main = relax.Function(main.params, relax.SeqExpr(blocks, main.body.body), main.ret_ty,
-                              is_pure=main.is_pure, attrs=main.attrs)
-    builder.update_func(main_var, new_main)
-    return relax.transform.Normalize()(builder.get())
+        return rewritten, dropped
+
+    return rewrite_dataflow_blocks(mod, rewrite_block)
 
 
 @tvm.transform.module_pass(opt_level=0, name="aotnn.MergeIntoPool")
