@@ -353,6 +353,44 @@ def _squeeze_grad(orig_var, orig_call, output_grad, ctx):
     return [_op.reshape(output_grad, _shape(orig_call.args[0]))]
 
 
+def _slice_positions(begin: int, end: int, step: int, size: int) -> tuple[int, int]:
+    """(first index, count) of a positive-step slice ``[begin:end:step]`` of an axis of ``size``."""
+    first = min(max(begin + size if begin < 0 else begin, 0), size)
+    stop = min(max(end + size if end < 0 else end, 0), size)
+    return first, max(0, -(-(stop - first) // step))
+
+
+@_register("relax.strided_slice")
+def _strided_slice_grad(orig_var, orig_call, output_grad, ctx):
+    # each sliced element's gradient goes back to where it was read; zeros elsewhere (positive steps)
+    x = orig_call.args[0]
+    shape = _shape(x)
+    fields = [[int(getattr(v, "value", v)) for v in arg.fields] for arg in orig_call.args[1:]]
+    axes, begins, ends = fields[:3]
+    steps = fields[3] if len(fields) > 3 else [1] * len(axes)
+    if any(step <= 0 for step in steps):
+        raise NotImplementedError("gradient of a strided_slice with a non-positive step")
+    grad, sizes = output_grad, _shape(orig_var)
+    for axis, begin, end, step in zip(axes, begins, ends, steps):
+        axis = axis % len(shape)
+        first, count = _slice_positions(begin, end, step, shape[axis])
+        if step > 1 and count > 0:
+            # element k moves to k*step: step-1 zeros after each, the overhang cut off
+            spread = sizes[:axis + 1] + [1] + sizes[axis + 1:]
+            pad = [0] * (2 * len(spread))
+            pad[2 * (axis + 1) + 1] = step - 1
+            grad = _op.nn.pad(_op.reshape(grad, spread), pad)
+            sizes[axis] = count * step
+            grad = _op.reshape(grad, sizes)
+            sizes[axis] = (count - 1) * step + 1
+            grad = _op.strided_slice(grad, axes=[axis], begin=[0], end=[sizes[axis]])
+        pad = [0] * (2 * len(shape))
+        pad[2 * axis], pad[2 * axis + 1] = first, shape[axis] - first - sizes[axis]
+        grad = _op.nn.pad(grad, pad)
+        sizes[axis] = shape[axis]
+    return [grad, *(_no_grad(arg) for arg in orig_call.args[1:])]
+
+
 @_register("relax.tile")
 def _tile_grad(orig_var, orig_call, output_grad, ctx):
     # output axis i is reps[i] copies of input axis i: view it as (reps[i], size[i]) and sum the copies
