@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from aotnn import Tensor, nn
-from default_schedule_helpers import assert_close, rules_used, t
+from default_schedule_helpers import assert_close, lowered_kernels, rules_used, scalarized_loops, t
 
 pytestmark = pytest.mark.usefixtures("cpu_target")  # the hidden block depends on the ISA: pinned, both run
 
@@ -37,3 +37,13 @@ def test_gru_matches_torch(input_size, hidden, layers, bidirectional, has_bias, 
     assert bool(steps) == fused, rules
     if fused:  # every step is the one fused kernel: no element-wise gate kernels are left
         assert not any("sigmoid" in name or "tanh" in name for name in rules), rules
+
+
+def test_gru_step_kernel_is_vectorized():
+    """The fused step's gate product and update run as whole vectors (no loop TVM had to scalarize)."""
+    net = nn.GRU(8, 32, num_layers=1)
+    kernels = lowered_kernels(lambda v: net(v)[0], [("x", (2, 1, 8), "float32")])
+    steps = {name: text for name, text in kernels.items() if name.startswith("aotnn_gru_step")}
+    assert steps, sorted(kernels)
+    for name, text in steps.items():
+        assert scalarized_loops(text) == [], name
