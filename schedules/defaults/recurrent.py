@@ -38,12 +38,13 @@ class LstmStep:
     h_new: relax.Var
 
 
-def _call(value, name: str) -> bool:
+def is_call(value, name: str) -> bool:
+    """Whether ``value`` is a call of the Relax operator ``name``."""
     return isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op) and value.op.name == name
 
 
-def _find_steps(func: relax.Function) -> dict[relax.Var, LstmStep]:
-    """LSTM steps in ``func``, keyed by both their ``c_new`` and ``h_new`` variables."""
+def bindings_and_users(func: relax.Function) -> tuple[dict[relax.Var, relax.Expr], dict[relax.Var, list[relax.Var]]]:
+    """({variable: its bound value}, {variable: the variables whose value uses it}) over ``func``'s blocks."""
     bound: dict[relax.Var, relax.Expr] = {}
     for block in func.body.blocks:
         for binding in block.bindings:
@@ -57,10 +58,16 @@ def _find_steps(func: relax.Function) -> dict[relax.Var, LstmStep]:
                     users.setdefault(arg, []).append(var)
         elif isinstance(value, relax.TupleGetItem) and isinstance(value.tuple_value, relax.Var):
             users.setdefault(value.tuple_value, []).append(var)
+    return bound, users
+
+
+def _find_steps(func: relax.Function) -> dict[relax.Var, LstmStep]:
+    """LSTM steps in ``func``, keyed by both their ``c_new`` and ``h_new`` variables."""
+    bound, users = bindings_and_users(func)
 
     def value_of(var, name):
         value = bound.get(var) if isinstance(var, relax.Var) else None
-        return value if _call(value, name) else None
+        return value if is_call(value, name) else None
 
     def unary_of(var, name):
         value = value_of(var, name)
@@ -68,7 +75,7 @@ def _find_steps(func: relax.Function) -> dict[relax.Var, LstmStep]:
 
     steps: dict[relax.Var, LstmStep] = {}
     for split_var, split in bound.items():
-        if not _call(split, "relax.split") or int(split.attrs.axis) != 1:
+        if not is_call(split, "relax.split") or int(split.attrs.axis) != 1:
             continue
         shape = static_shape(split.args[0])
         if shape is None or len(shape) != 2 or shape[1] % 4 or dtype_of(split.args[0]) != "float32":
@@ -82,7 +89,7 @@ def _find_steps(func: relax.Function) -> dict[relax.Var, LstmStep]:
             continue
         # gates = gi + (h @ W.T [+ b])
         gates = bound.get(split.args[0])
-        if not _call(gates, "relax.add"):
+        if not is_call(gates, "relax.add"):
             continue
         recurrent = None
         for mine, other in ((gates.args[0], gates.args[1]), (gates.args[1], gates.args[0])):
@@ -145,21 +152,21 @@ def _find_steps(func: relax.Function) -> dict[relax.Var, LstmStep]:
                     h_new = candidate
         if h_new is None or static_shape(h) != static_shape(c) or static_shape(h)[-1] != hidden:
             continue
-        source, step = _step_source(bound, gates_in, shape)
+        source, step = step_source(bound, gates_in, shape)
         record = LstmStep(source, step, h, c, weight, bias, c_new, h_new)
         steps[c_new] = record
         steps[h_new] = record
     return steps
 
 
-def _step_source(bound, gates_in, shape):
+def step_source(bound, gates_in, shape):
     """(the (1, B, 4H) step slice that ``gates_in`` reshapes, 0), or (gates_in, None).
 
     Reading the slice in place saves a copy per step, and keeps every step's kernel the same
     function (a step index baked in would make one kernel per step).
     """
     reshape = bound.get(gates_in) if isinstance(gates_in, relax.Var) else None
-    if _call(reshape, "relax.reshape") and isinstance(reshape.args[0], relax.Var):
+    if is_call(reshape, "relax.reshape") and isinstance(reshape.args[0], relax.Var):
         source = reshape.args[0]
         if static_shape(source) == (1, *shape):
             return source, 0
