@@ -16,9 +16,6 @@ from tvm.s_tir import Schedule
 from . import common
 from .cpu import CpuInfo
 
-def _uses(expr, var) -> bool:
-    return any(v.same_as(var) for v in tirx.analysis.undefined_vars(expr))
-
 
 def _contiguous_reduce_var(stmt) -> tirx.Var | None:
     """The innermost reduction variable when it is the innermost index of the reads that use it (and of
@@ -27,13 +24,14 @@ def _contiguous_reduce_var(stmt) -> tirx.Var | None:
     if not reduce_vars or any(int(iv.iter_type) not in (tirx.IterVar.DataPar, tirx.IterVar.CommReduce)
                               for iv in stmt.iter_vars):
         return None
-    if any(_uses(region.region[-1].min, r) for region in stmt.writes for r in reduce_vars):
+    if any(len(region.region) and common.uses_var(region.region[-1].min, r)
+           for region in stmt.writes for r in reduce_vars):
         return None
     var = reduce_vars[-1]
     lasts = [region.region[-1] for region in stmt.reads if len(region.region)]
     # element-wise along it: every read that walks the axis is indexed by exactly it (a window,
     # ``x[w + rw]`` of a convolution, is not)
-    if any(_uses(last.min, var) and not (last.min.same_as(var) and _is_one(last.extent)) for last in lasts):
+    if any(common.uses_var(last.min, var) and not (last.min.same_as(var) and _is_one(last.extent)) for last in lasts):
         return None
     return var if any(last.min.same_as(var) for last in lasts) else None
 

@@ -10,18 +10,19 @@ from schedules.defaults.inner_reduction import vector_factor
 
 
 class WeightedStatistics(nn.Cell):
-    """Weighted mean and variance along the last axis, and a product summed over the last two."""
+    """Weighted mean and variance along the last axis, a product summed over the last two axes and
+    one summed over all."""
 
     def construct(self, x, w):
         mean = ops.sum(x * w, -1)
         variance = ops.sum(w * (x - ops.expand_dims(mean, -1)) ** 2, -1)
-        return mean, variance, ops.sum(x * w - w, (1, 2))
+        return mean, variance, ops.sum(x * w - w, (1, 2)), ops.sum(x * x * w)
 
 
 def _numpy(x, w):
     mean = (x * w).sum(-1)
     variance = (w * (x - mean[..., None]) ** 2).sum(-1)
-    return mean, variance, (x * w - w).sum((1, 2))
+    return mean, variance, (x * w - w).sum((1, 2)), (x * x * w).sum()
 
 
 # 64: four AVX2 / AVX-512 vectors of partial sums; 50 and 13: no multiple of a vector divides them
@@ -35,7 +36,7 @@ def test_weighted_statistics_on_the_inner_reduction_rule(cpu_target, shape):
     for value, want in zip(got, _numpy(x.astype(np.float64), w.astype(np.float64))):
         assert_close(value, want)
     rules = rules_used(lambda a, b: net(a, b), [("x", shape, "float32"), ("w", shape, "float32")])
-    assert len(rules) == 3 and set(rules.values()) == {"inner_reduction"}, rules
+    assert len(rules) == 4 and set(rules.values()) == {"inner_reduction"}, rules
 
 
 @pytest.mark.parametrize("size,lanes,want", [(200, 16, 40), (200, 8, 8), (64, 16, 64), (96, 16, 32),
