@@ -112,6 +112,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     sch.vectorize(partial_loops[-1])
     # the first reduction loop: the rows' loops, others..., the outer lanes loop, the lanes
     sch.decompose_reduction(partial, partial_loops[-2 - len(others)])
+    sch.decompose_reduction(block, sch.get_loops(block)[-1])  # no first-lane test in the final sum
     for consumer in sch.get_consumers(block):
         try:
             common.schedule_injective_block(sch, consumer, cpu)
