@@ -68,6 +68,11 @@ def is_reduction(sch: Schedule, block) -> bool:
     return any(int(iv.iter_type) == tirx.IterVar.CommReduce for iv in sch.get(block).iter_vars)
 
 
+def uses_var(expr, var) -> bool:
+    """Whether the TIR expression ``expr`` reads the variable ``var``."""
+    return any(v.same_as(var) for v in tirx.analysis.undefined_vars(expr))
+
+
 def extent(sch: Schedule, loop) -> int | None:
     value = sch.get(loop).extent
     return int(value) if isinstance(value, tirx.IntImm) else None

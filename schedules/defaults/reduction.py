@@ -11,10 +11,6 @@ from . import common
 from .cpu import CpuInfo
 
 
-def _uses(expr, var) -> bool:
-    return any(v.same_as(var) for v in tirx.analysis.undefined_vars(expr))
-
-
 def _vector_axis_reduction(sch: Schedule):
     """The one reduction block whose innermost spatial axis is every access's contiguous index."""
     block = common.single_reduction_block(sch)
@@ -28,7 +24,7 @@ def _vector_axis_reduction(sch: Schedule):
     inner = spatial[-1]
     for region in list(stmt.reads) + list(stmt.writes):
         last = region.region[-1].min
-        if not _uses(last, inner) or any(_uses(last, r) for r in reduce_vars):
+        if not common.uses_var(last, inner) or any(common.uses_var(last, r) for r in reduce_vars):
             return None
     return block
 
