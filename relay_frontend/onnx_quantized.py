@@ -235,6 +235,17 @@ def qlinear_conv(bb: relax.BlockBuilder, inputs: Sequence[Any], attrs: dict, ops
     return _requantize(bb, acc, folded, multiplier, y_zero, y_dtype, 1)
 
 
+def _computed_zero_point(inputs, index: int, name: str, data):
+    """The zero point of ``data`` at ``inputs[index]`` when computed at run time (dynamic quantization),
+    checked to be one value of ``data``'s dtype; None when absent or constant."""
+    zero_input = _input(inputs, index, name, required=False)
+    if zero_input is None or isinstance(zero_input, tvm.ir.expr.Constant):
+        return None
+    if _dtype(zero_input) != _dtype(data) or int(np.prod(_shape(zero_input), dtype=np.int64)) != 1:
+        raise _error(f"input '{name}': expected one {_dtype(data)} value, got {zero_input.ty}")
+    return zero_input
+
+
 def conv_integer(bb: relax.BlockBuilder, inputs: Sequence[Any], attrs: dict, opset: int) -> relax.Expr:
     """ConvInteger: the int32 ``sum((x - x_zero_point) * (w - w_zero_point))`` of a constant weight.
 
@@ -244,12 +255,10 @@ def conv_integer(bb: relax.BlockBuilder, inputs: Sequence[Any], attrs: dict, ops
     weight = _constant(inputs, 1, "w", ("int8", "uint8"))
     w_zero = _zero_point(inputs, 3, "w_zero_point", str(weight.dtype), weight.shape[0])
     weight, w_zero = _signed_weight(weight, w_zero)
-    zero_input = _input(inputs, 2, "x_zero_point", required=False)
-    if zero_input is None or isinstance(zero_input, tvm.ir.expr.Constant):
+    zero_input = _computed_zero_point(inputs, 2, "x_zero_point", x)
+    if zero_input is None:
         x_zero = int(_zero_point(inputs, 2, "x_zero_point", _dtype(x))[0])
         return _conv_product(x, attrs, x_zero, w_zero, weight, False)
-    if _dtype(zero_input) != _dtype(x) or int(np.prod(_shape(zero_input), dtype=np.int64)) != 1:
-        raise _error(f"input 'x_zero_point': expected one {_dtype(x)} value, got {zero_input.ty}")
     centered = bb.emit(_op.subtract(bb.emit(_op.astype(x, "int32")),
                                     bb.emit(_op.astype(bb.emit(_op.reshape(zero_input, ())), "int32"))))
     zero = np.broadcast_to(w_zero, (weight.shape[0],)).reshape(-1, 1, 1, 1)
@@ -298,12 +307,10 @@ def matmul_integer(bb: relax.BlockBuilder, inputs: Sequence[Any], attrs: dict, o
     if not isinstance(_input(inputs, 1, "B"), tvm.ir.expr.Constant):
         return None
     weight, w_zero = _matmul_weight(inputs, 1, "B", 3, "b_zero_point")
-    zero_input = _input(inputs, 2, "a_zero_point", required=False)
-    if zero_input is None or isinstance(zero_input, tvm.ir.expr.Constant):
+    zero_input = _computed_zero_point(inputs, 2, "a_zero_point", a)
+    if zero_input is None:
         a_zero = int(_zero_point(inputs, 2, "a_zero_point", _dtype(a))[0])
         return _dense(bb, a, weight, a_zero, w_zero, False)
-    if _dtype(zero_input) != _dtype(a) or int(np.prod(_shape(zero_input), dtype=np.int64)) != 1:
-        raise _error(f"input 'a_zero_point': expected one {_dtype(a)} value, got {zero_input.ty}")
     acc = _dense(bb, a, weight, 0, w_zero, False)
     sums = (weight.astype(np.int64) - np.broadcast_to(w_zero, (weight.shape[1],))).sum(axis=0).astype(np.int32)
     zero = bb.emit(_op.reshape(bb.emit(_op.astype(zero_input, "int32")), (1,)))

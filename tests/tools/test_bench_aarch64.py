@@ -12,7 +12,6 @@ import shutil
 
 import pytest
 
-from tests.tools.script_loader import loaded_script
 
 HAVE_TOOLS = all(shutil.which(tool) for tool in ("cc", "aarch64-linux-gnu-gcc", "qemu-aarch64"))
 pytestmark = pytest.mark.skipif(not HAVE_TOOLS, reason="needs a C compiler, gcc-aarch64-linux-gnu and qemu-user "
@@ -41,16 +40,6 @@ def resnet18_macs(side: int) -> int:
         total += 2 * conv_macs(s, width, width, 3)
         channels = width
     return total + 512 * 1000
-
-
-@pytest.fixture(scope="module")
-def bench_mcu():
-    yield from loaded_script("bench_mcu")
-
-
-@pytest.fixture(scope="module")
-def plugin(bench_mcu, tmp_path_factory):
-    return bench_mcu.build_plugin(str(tmp_path_factory.mktemp("plugin")))
 
 
 @pytest.mark.parametrize("name", ["resnet18", "mobilenetv2"])

@@ -7,7 +7,6 @@ import subprocess
 
 import pytest
 
-from tests.tools.script_loader import loaded_script
 
 HAVE_TOOLS = all(shutil.which(tool) for tool in ("cc", "arm-none-eabi-gcc", "qemu-system-arm"))
 pytestmark = pytest.mark.skipif(not HAVE_TOOLS, reason="needs a C compiler, gcc-arm-none-eabi and qemu-system-arm")
@@ -33,16 +32,6 @@ after_loop:
     ldr r1, =0x20026
     bkpt 0xab
 """
-
-
-@pytest.fixture(scope="module")
-def bench_mcu():
-    yield from loaded_script("bench_mcu")
-
-
-@pytest.fixture(scope="module")
-def plugin(bench_mcu, tmp_path_factory):
-    return bench_mcu.build_plugin(str(tmp_path_factory.mktemp("plugin")))
 
 
 def test_plugin_counts_a_known_thumb_loop_exactly(bench_mcu, plugin, tmp_path):
