@@ -97,6 +97,10 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     if vector <= 1 or common.touches_bool(sch, block):
         raise common.NotScheduled("the contiguous reduction has no vector factor")
     _, lanes_loop = sch.split(inner, [None, vector])
+    for consumer in sch.get_consumers(block):
+        # rfactor breaks on a loopless block beside the reduction (a scalar mean's divide)
+        if not sch.get_loops(consumer):
+            sch.add_unit_loop(consumer)
     partial = sch.rfactor(lanes_loop, factor_axis=len(spatial))
     common.accumulate_in_registers(sch, partial)
     _lanes_last(sch, partial)

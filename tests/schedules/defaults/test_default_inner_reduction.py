@@ -43,3 +43,18 @@ def test_weighted_statistics_on_the_inner_reduction_rule(cpu_target, shape):
                                              (13, 8, 13), (74, 8, 2), (37, 8, 1)])
 def test_vector_factor(size, lanes, want):
     assert vector_factor(size, lanes) == want
+
+
+class ScalarMean(nn.Cell):
+    """A mean over everything: the sum is followed by a loopless divide in the same kernel."""
+
+    def construct(self, x):
+        return ops.mean(x)
+
+
+@pytest.mark.parametrize("shape", [(4,), (4, 8), (3, 50)])
+def test_scalar_mean_on_the_inner_reduction_rule(cpu_target, shape):
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    assert_close(ScalarMean()(Tensor(x)), x.astype(np.float64).mean())
+    rules = rules_used(lambda a: ScalarMean()(a), [("x", shape, "float32")])
+    assert set(rules.values()) == {"inner_reduction"}, rules
