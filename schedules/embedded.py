@@ -24,6 +24,7 @@ import tvm
 from aotnn_runtime.native_steps import dlpack_code
 
 from . import backend, pipeline, plan as planning
+from .argument_checks import compile_without_argument_checks
 from .build import (KERNEL_RULES_KEY, _kernel_module, entry_record, new_manifest, staging_dir, stored_tensors,
                     write_artifact)
 from .compile_time_prepare import fold_prepare_steps, live_prepare_steps
@@ -122,6 +123,11 @@ def _c_dtype(dtype: str) -> tuple[int, int]:
     return code
 
 
+def _shape_text(spec: Mapping[str, Any]) -> str:
+    """A tensor's shape as a C initializer list (a scalar's: ``1``)."""
+    return ", ".join(str(int(d)) for d in spec["shape"]) or "1"
+
+
 def _state_accessors(record: Mapping[str, Any], updates: Sequence[Mapping[str, Any]]) -> list[str]:
     """``aotnn_model_num_states``/``aotnn_model_state``/``aotnn_model_state_bytes``: a training
     step's parameters and optimizer state in RAM, in ``param_updates`` order (0 for inference)."""
@@ -164,10 +170,13 @@ def generate_model_c(record: Mapping[str, Any], weight_offsets: Mapping[str, int
               f"static const size_t aotnn_weights_size = {weights_size};", ""]
     kinds = {"input": record["inputs"], "output": record["outputs"], "param": record["params"],
              "buffer": record["buffers"], "prepared": record["prepared"]}
+    shape_arrays: dict[str, str] = {}  # one const array per distinct shape, shared by its tensors
     for kind, specs in kinds.items():
         for i, spec in enumerate(specs):
-            shape = ", ".join(str(int(d)) for d in spec["shape"]) or "1"
-            lines.append(f"static const int64_t {kind}{i}_shape[] = {{{shape}}};")
+            shape = _shape_text(spec)
+            if shape not in shape_arrays:
+                shape_arrays[shape] = f"aotnn_shape{len(shape_arrays)}"
+                lines.append(f"static const int64_t {shape_arrays[shape]}[] = {{{shape}}};")
             if kind == "prepared":
                 lines.append(f"static uint8_t {kind}{i}_data[{max(_nbytes(spec), 1)}] A64;")
     updates = list(record.get("param_updates", []))
@@ -195,7 +204,8 @@ def generate_model_c(record: Mapping[str, Any], weight_offsets: Mapping[str, int
                 data = "0"
             code, bits = _c_dtype(spec["dtype"])
             lines.append(f"static {qualifier}AotnnDLTensor {kind}{i} = {{{data}, {{AOTNN_DL_CPU, 0}}, "
-                         f"{len(spec['shape'])}, {{{code}, {bits}, 1}}, (int64_t*){kind}{i}_shape, 0, 0}};")
+                         f"{len(spec['shape'])}, {{{code}, {bits}, 1}}, "
+                         f"(int64_t*){shape_arrays[_shape_text(spec)]}, 0, 0}};")
     lines += ["", "#ifdef AOTNN_WEIGHTS_FROM_FILE", "static void aotnn_bind_weights(void) {"]
     lines += [f"  param{i}.data = (void*)(aotnn_weights + {weight_offsets[spec['name']]});"
               for i, spec in enumerate(record["params"]) if i not in updated_params]
@@ -494,7 +504,8 @@ def build_bundle(mod: tvm.IRModule, input_names: Sequence[str], param_names: Seq
         offset += np.asarray(array).nbytes
     staging = staging_dir(output_dir)
     try:
-        library = tvm.compile(propagate_nan(kernels), target=tvm_target)
+        compile_kernels = compile_without_argument_checks if is_microcontroller(target_dict) else tvm.compile
+        library = compile_kernels(propagate_nan(kernels), target=tvm_target)
         library.mod.write_to_file(os.path.join(staging, "kernels.o"))
         pool = (_place_scratch_in_arena(record, kernels, tvm_target) if is_microcontroller(target_dict)
                 else _pool_bytes(kernels, tvm_target))

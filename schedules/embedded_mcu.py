@@ -11,6 +11,8 @@ A microcontroller has no loader and no OS, so the bundle brings what a hosted bu
 - C is compiled without unwind tables, and the kernels' ``.ARM.exidx`` entries are discarded by
   the linker scripts (nothing unwinds); the start-up file defines the personality routines as
   stubs so libgcc's unwinder (and its abort/malloc) is never linked.
+- kernels are compiled without the packed API's argument checks (``schedules.argument_checks``):
+  ``model.c`` is their only caller and passes the tensors they were compiled for.
 - libc: memcpy/memset/strlen from newlib-nano (``--specs=nano.specs``), math functions the
   kernels call from newlib's libm; nothing else (no stdio, no heap, no syscalls).
 """
