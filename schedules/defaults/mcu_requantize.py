@@ -1,7 +1,7 @@
 """On Cortex-M, requantization's rounding in one instruction: ``vcvtr`` instead of the float round-half-even.
 
-A requantization epilogue ends in ``cast(int8/uint8, clip(round_half_even(y), lo, hi))`` with a float32
-``y``, and ``round_half_even`` is the portable form ``copysign((y + 1.5 * 2**23) - 1.5 * 2**23, y)`` for
+A requantization epilogue ends in ``cast(int8/uint8, clip(round_half_even(y) + zero_point, lo, hi))`` with
+a float32 ``y`` (the zero point an integer, or folded away), and ``round_half_even`` is the portable form ``copysign((y + 1.5 * 2**23) - 1.5 * 2**23, y)`` for
 ``|y| < 2**22`` (``relay_frontend``): about twenty instructions per output on an FPv4/FPv5 FPU, a third of
 a DS-CNN layer. The FPU's ``vcvtr.s32.f32`` converts to int32 in the FPSCR's rounding mode, round to
 nearest even at reset (nothing in a bundle changes it), saturating outside the int32 range; the clip then
@@ -53,6 +53,16 @@ def _clipped(expr):
     return None if lo is None or hi is None else (inner, lo, hi)
 
 
+def _shifted(expr):
+    """(rounded, integer shift) of ``rounded + zero_point`` (a float zero point of integer value), or
+    (expr, 0)."""
+    if isinstance(expr, tirx.Add):
+        for value, shift in ((expr.a, expr.b), (expr.b, expr.a)):
+            if _float_bound(shift) is not None:
+                return value, _float_bound(shift)
+    return expr, 0
+
+
 def _rewrite_cast(node):
     if not isinstance(node, tirx.Cast) or str(node.ty) not in _NARROW:
         return None
@@ -60,12 +70,16 @@ def _rewrite_cast(node):
     if clipped is None:
         return None
     inner, lo, hi = clipped
-    value = _rounded_value(inner)
+    rounded, zero_point = _shifted(inner)
+    value = _rounded_value(rounded)
     if value is None:
         return None
     as_float = tirx.call_llvm_pure_intrin("float32", "llvm.arm.vcvtr", value)
-    rounded = tirx.reinterpret("int32", as_float)
-    clamped = tirx.Max(tirx.Min(rounded, tirx.IntImm("int32", hi)), tirx.IntImm("int32", lo))
+    integer = tirx.reinterpret("int32", as_float)
+    # clamped before the zero point is added: a saturated conversion plus the zero point would wrap
+    clamped = tirx.Max(tirx.Min(integer, tirx.IntImm("int32", hi - zero_point)), tirx.IntImm("int32", lo - zero_point))
+    if zero_point:
+        clamped = clamped + tirx.IntImm("int32", zero_point)
     return tirx.Cast(str(node.ty), clamped)
 
 
