@@ -21,13 +21,14 @@ Only targets with ``small_memory`` (Cortex-M) and the ``dsp`` feature are rewrit
 from __future__ import annotations
 
 import tvm
-from tvm import relax
-from tvm.s_tir import Schedule, TensorIntrin
+from tvm import relax, te, tirx
+from tvm.s_tir import SBlockRealize, Schedule, TensorIntrin
 from tvm.script import tirx as T
 
 from . import common, conv2d, int8_conv, mcu_requantize
 from .cpu import CpuInfo, _has
 from .layout import Rewriter, dtype_of, static_shape
+from .tir_rewrite import replace_first, with_block
 
 LANES, DEPTH = 4, 4  # output channels per step, input channels per step (one 32-bit load)
 PIXELS = 1  # output pixels per register tile: DS-CNN's rows have 5, a tile of 2 would pad them to 6
@@ -98,6 +99,58 @@ def has_dsp(cpu: CpuInfo) -> bool:
     return cpu.small_memory and target is not None and _has("dsp", target)
 
 
+# ---------------------------------------------------------------- a kernel row's taps as the step's depth
+
+def pack_weight_by_columns(w: te.Tensor) -> te.Tensor:
+    """OIHW int8 weights -> ``(OCp / LANES, IC, KH, KW / DEPTH, LANES, DEPTH)``, zero past OC."""
+    oc, ic, kh, kw = (int(d) for d in w.shape)
+    oc_padded = -(-oc // LANES) * LANES
+    zero = tirx.const(0, "int8")
+
+    def element(o, c, h, kq, lane, kr):
+        out_c = o * LANES + lane
+        value = w[tirx.min(out_c, oc - 1), c, h, kq * DEPTH + kr]
+        return value if oc_padded == oc else tirx.if_then_else(out_c < oc, value, zero)
+
+    return te.compute((oc_padded // LANES, ic, kh, kw // DEPTH, LANES, DEPTH), element, name=int8_conv.PACK)
+
+
+def conv2d_by_columns(x: te.Tensor, wp: te.Tensor, *, strides, dilation_h: int, out_channels: int) -> te.Tensor:
+    """int32 NHWC convolution of an NCHW ``x`` (already padded) with weights packed by
+    :func:`pack_weight_by_columns`: the step's 4 products are 4 adjacent taps of a kernel row, 4 adjacent
+    bytes of an input row (DS-CNN's first layer: one input channel, a 10x4 kernel)."""
+    n, c, h, w = (int(d) for d in x.shape)
+    oc_blocks, _, kh, kw_groups, lanes, depth = (int(d) for d in wp.shape)
+    sh, sw = strides
+    oh = (h - (kh - 1) * dilation_h - 1) // sh + 1
+    ow = (w - kw_groups * depth) // sw + 1
+    rc, rkh = te.reduce_axis((0, c), "c"), te.reduce_axis((0, kh), "kh")
+    rkq, rkr = te.reduce_axis((0, kw_groups), "kq"), te.reduce_axis((0, depth), "kr")
+    acc = te.compute(
+        (n, oh, ow, oc_blocks * lanes),
+        lambda b, i, j, o: te.sum(
+            x[b, rc, i * sh + rkh * dilation_h, j * sw + rkq * depth + rkr].astype("int32")
+            * wp[o // lanes, rc, rkh, rkq, o % lanes, rkr].astype("int32"), axis=[rc, rkh, rkq, rkr]),
+        name=int8_conv.ACC, attrs={"aotnn_tile_ow": PIXELS, "aotnn_tile_oc": lanes})
+    return te.compute((n, oh, ow, out_channels), lambda b, i, j, o: acc[b, i, j, o], name=int8_conv.OUT)
+
+
+def _rewrite_by_columns(rw: Rewriter, var: relax.Var, call: relax.Call, x: relax.Expr, w: relax.Expr) -> bool:
+    """A convolution with too few input channels for the channel steps, an unpadded one (the zero point
+    padding is the ``nn.pad`` before it) whose kernel rows are multiples of 4 taps and not dilated."""
+    groups, strides, dilation, conv_padding = conv2d._geometry(call.attrs)
+    oc, _, _, kw = static_shape(w)
+    if groups != 1 or any(conv_padding) or kw % DEPTH != 0 or dilation[1] != 1:
+        return False
+    bb = rw.bb
+    packed = rw.emit_once(("int8_dsp_conv2d_columns", w), lambda: bb.call_te(
+        pack_weight_by_columns, rw.nchw(w), primfunc_name_hint=int8_conv.PACK))
+    out = bb.call_te(conv2d_by_columns, rw.nchw(x), packed, strides=strides, dilation_h=dilation[0],
+                     out_channels=oc, primfunc_name_hint=int8_conv.ACC)
+    rw.set_nhwc(var, bb.emit(out))
+    return True
+
+
 # ---------------------------------------------------------------- the Relax rewrite
 
 def _applies(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
@@ -135,8 +188,9 @@ def rewrite_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
                          ow_padded=plan.ow_padded, primfunc_name_hint="aotnn_int8_dwconv2d")
         rw.set_nhwc(var, bb.emit(out))
         return True
-    # fewer input channels than a step's depth would multiply padding (DS-CNN's first layer has one)
-    if groups != 1 or ic_per_group % DEPTH != 0:
+    if ic_per_group % DEPTH != 0:  # padded channels would multiply the work (DS-CNN's first layer has one)
+        return _rewrite_by_columns(rw, var, call, x, w)
+    if groups != 1:
         return False
     packed = rw.emit_once(("int8_dsp_conv2d", w), lambda: bb.call_te(
         int8_conv.pack_weight, rw.nchw(w), LANES, DEPTH, "int8", primfunc_name_hint=int8_conv.PACK))
@@ -185,9 +239,10 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> Schedule:
     sch.unroll(j_inner)
     sch.decompose_reduction(acc, reduction[0])
     sch.tensorize(o_inner, INTRINS[activation])
-    if not mcu_requantize.scalar_fpu(cpu):
-        return sch
-    return Schedule(mcu_requantize.round_with_vcvtr(sch.mod["main"]))
+    func = sch.mod["main"]
+    if mcu_requantize.scalar_fpu(cpu):
+        func = mcu_requantize.round_with_vcvtr(func)
+    return Schedule(fence_pooled_products(func))  # after: the rounding is looked for through arithmetic
 
 
 def _pool_per_tile(sch: Schedule, out, tile_loop) -> None:
@@ -206,3 +261,28 @@ def _pool_per_tile(sch: Schedule, out, tile_loop) -> None:
                 pass
     sch.compute_inline(out)
     sch.reverse_compute_at(pool, tile_loop, preserve_unit_loops=True)
+
+
+def _fenced_sum(node):
+    """A pooling block's ``sum + x * scale`` with the product fenced (``llvm.arithmetic.fence``): LLVM would
+    contract it into one fused multiply-add, which rounds once where the separate kernels (a dequantized
+    map, then the pooling) round twice."""
+    if not isinstance(node, SBlockRealize) or not isinstance(node.block.body, tirx.BufferStore):
+        return None
+    store = node.block.body
+    value = store.value
+    if not (isinstance(value, tirx.Add) and isinstance(value.b, tirx.Mul) and str(value.ty) == "float32"):
+        return None
+    if not (isinstance(value.a, tvm.ir.expr.TensorLoad) and value.a.source.same_as(store.buffer)):
+        return None
+    fenced = tirx.call_llvm_pure_intrin("float32", "llvm.arithmetic.fence", value.b)
+    body = tirx.BufferStore(store.buffer, tirx.Add(value.a, fenced), store.indices)
+    return SBlockRealize(node.iter_values, node.predicate, with_block(node.block, body=body))
+
+
+def fence_pooled_products(func: tirx.PrimFunc) -> tirx.PrimFunc:
+    """``func`` with the products its accumulating blocks add fenced off (:func:`_fenced_sum`)."""
+    body = func.body
+    while (changed := replace_first(body, _fenced_sum)) is not None:
+        body = changed
+    return func if body.same_as(func.body) else func.with_body(body)

@@ -45,6 +45,19 @@ class _ConvChain(nn.Cell):
                                    "uint8")
 
 
+class _OneChannelConv(nn.Cell):
+    """A one-channel input (too few channels for 4-channel steps: 4 adjacent taps of a kernel row instead),
+    a 5x4 kernel, stride 2, zero-point padding -> requantize."""
+
+    def __init__(self, w, bias, multiplier):
+        super().__init__()
+        self.w, self.bias, self.m = _param(w, "w"), _param(bias, "bias"), _param(multiplier, "m")
+
+    def construct(self, x):
+        acc = ops.int8_conv2d(x, self.w, 6, None, 2, "pad", 2, 1, 1)
+        return ops.int8_requantize(acc, self.bias, self.m, 1, 0, 255, "uint8")
+
+
 class _PooledConv(nn.Cell):
     """1x1 convolution -> requantize -> dequantize -> global average pooling (merged into the layer's kernel)."""
 
@@ -93,13 +106,29 @@ def test_int8_convolutions_on_cortex_m4_are_exact(tmp_path):
     want = requantize_ref(conv_ref(d, w2, 2, 1, 0), b2, m2, 9, 0, 255)
     for stage in (y, d, want):  # neither clamp hides most of the values
         assert 0.2 < np.mean((stage > 0) & (stage < 255)), np.mean((stage > 0) & (stage < 255))
-    # the bundle's output is NHWC or NCHW as the graph leaves it: compare in both orders' common form
-    assert out.size == want.size
-    got = out.reshape(want.shape) if np.array_equal(out, want.ravel()) else \
-        out.reshape(1, want.shape[2], want.shape[3], want.shape[1]).transpose(0, 3, 1, 2)
-    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(_as_nchw(out, want), want)
     assert "smlad" in listing and "uxtb16" in listing and "sxtb16" in listing
     assert "vcvtr.s32.f32" in listing
+
+
+def _as_nchw(out: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """The bundle's flat output in ``want``'s NCHW shape, read as NHWC unless it is NCHW already."""
+    assert out.size == want.size
+    if np.array_equal(out, want.ravel()):
+        return out.reshape(want.shape)
+    n, c, h, w = want.shape
+    return out.reshape(n, h, w, c).transpose(0, 3, 1, 2)
+
+
+def test_one_channel_int8_convolution_on_cortex_m4_is_exact(tmp_path):
+    x = RNG.integers(0, 256, (1, 1, 13, 10)).astype(np.uint8)
+    w = RNG.integers(-128, 128, (8, 1, 5, 4)).astype(np.int8)
+    bias, multiplier = _requant(8, 5e-4, 3e-3)
+    out, listing = _run_on_m4(_OneChannelConv(w, bias, multiplier), x, str(tmp_path / "one"), np.uint8)
+    want = requantize_ref(conv_ref(x, w, 6, 2, 2), bias, multiplier, 1, 0, 255)
+    assert 0.2 < np.mean((want > 0) & (want < 255))
+    np.testing.assert_array_equal(_as_nchw(out, want), want)
+    assert "smlad" in listing
 
 
 def test_int8_convolution_pooled_on_cortex_m4_is_exact(tmp_path):
