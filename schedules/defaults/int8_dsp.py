@@ -9,12 +9,21 @@ channels of an NHWC pixel and one of four weights give four products in two ``sm
     acc += smlad(uxtb16(a), sxtb16(w)) + smlad(uxtb16(ror(a, 8)), sxtb16(ror(w, 8)))
 
 exact for any operands (uint8 or int8 activations, int8 weights: a 16x16-bit product fits, int32 sums
-wrap as plain adds do). A convolution ``conv2d(x, int8 W)`` with an int32 result and a channel count
-that is a multiple of 4 is rewritten (Relax, before legalization) into ``int8_conv``'s NHWC kernels with
-weights packed at build time as ``(OC / LANES, KH, KW, IC / 4, LANES, 4)`` int8 (flash as the original):
-output tiles of ``PIXELS`` pixels x ``LANES`` channels in registers, one tensorized step per pixel and
-channel group; LLVM shares a step's widened weights between the unrolled pixels of the tile. Depthwise
-int8 convolutions become ``int8_conv``'s NHWC depthwise compute, so that no layer pays a transposition.
+wrap as plain adds do). A convolution ``conv2d(x, int8 W)`` with an int32 result and W from parameters is
+rewritten (Relax, before legalization):
+
+- input channels a multiple of 4: ``int8_conv``'s NHWC kernels with weights packed at build time as
+  ``(OC / LANES, KH, KW, IC / 4, LANES, 4)`` int8 (as much flash as the original weights);
+- fewer channels (DS-CNN's first layer has one), an unpadded convolution (the zero-point padding is the
+  ``nn.pad`` before it) with kernel rows of a multiple of 4 taps: the step's 4 products are 4 adjacent
+  taps of a kernel row, 4 adjacent bytes of an NCHW input row (:func:`conv2d_by_columns`);
+- depthwise: ``int8_conv``'s NHWC depthwise compute (scheduled by ``conv2d``), so that no layer between
+  two NHWC ones pays a transposition.
+
+The schedule keeps ``LANES`` output channels of one pixel in registers over the reduction, one tensorized
+step per channel group, and runs the requantization epilogue per tile (no int32 map in RAM); a global
+average pooling merged into the layer (``merge_into_pool``) is summed tile by tile too. On FPUs without
+vectors the epilogue rounds with ``vcvtr`` (``mcu_requantize``).
 
 Only targets with ``small_memory`` (Cortex-M) and the ``dsp`` feature are rewritten.
 """
