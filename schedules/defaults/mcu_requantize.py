@@ -1,13 +1,13 @@
 """On Cortex-M, requantization's rounding in one instruction: ``vcvtr`` instead of the float round-half-even.
 
-A requantization epilogue ends in ``cast(int8/uint8, clip(round_half_even(y) + zero_point, lo, hi))`` with
-a float32 ``y`` (the zero point an integer, or folded away), and ``round_half_even`` is the portable form
+A requantization epilogue ends in ``cast(int8/uint8, clip(round_half_even(y) + zero_point, lo, hi))`` with a
+float32 ``y`` (the zero point an integer, or folded away), and ``round_half_even`` is the portable form
 ``copysign((y + 1.5 * 2**23) - 1.5 * 2**23, y)`` for ``|y| < 2**22`` (``relay_frontend``): about twenty
-instructions per output on an FPv4/FPv5 FPU, a third of a DS-CNN layer's. The FPU's ``vcvtr.s32.f32``
-converts to int32 in the FPSCR's rounding mode, round to nearest even at reset (nothing in a bundle changes
-it), saturating outside the int32 range; the clip then runs on integers. Same value for every finite ``y``: below 2**31 in magnitude both round half to even; past
-it the saturated integer clips to the same bound as the float does (a NaN ``y``, which an int32
-accumulator times a finite multiplier cannot give, would become ``lo`` instead of ``hi``).
+instructions per output on an FPv4/FPv5 FPU, a third of a DS-CNN layer's. The FPU's ``vcvtr.s32.f32`` converts to
+int32 in the FPSCR's rounding mode, round to nearest even at reset (nothing in a bundle changes it), saturating
+outside the int32 range; the clip then runs on integers. Same value for every finite ``y``: below 2**31 in
+magnitude both round half to even; past it the saturated integer clips to the same bound as the float does (a NaN
+``y``, which an int32 accumulator times a finite multiplier cannot give, would become ``lo`` instead of ``hi``).
 """
 from __future__ import annotations
 
