@@ -147,3 +147,27 @@ def test_int8_convolution_pooled_on_cortex_m4_is_exact(tmp_path):
             total = total + dequantized[0, :, i, j]
     np.testing.assert_array_equal(out, total / np.float32(25))
     assert "smlad" in listing and "vcvtr.s32.f32" in listing
+
+
+class _SignedConv(nn.Cell):
+    """int8 activations (``sxtb16`` widening) -> 1x1 convolution -> requantize to int8."""
+
+    def __init__(self, w, bias, multiplier):
+        super().__init__()
+        self.w, self.bias, self.m = _param(w, "w"), _param(bias, "bias"), _param(multiplier, "m")
+
+    def construct(self, x):
+        acc = ops.int8_conv2d(x, self.w, -3, None, 1, "valid", 0, 1, 1)
+        return ops.int8_requantize(acc, self.bias, self.m, -2, -128, 127, "int8")
+
+
+def test_signed_int8_convolution_on_cortex_m4_is_exact(tmp_path):
+    x = RNG.integers(-128, 128, (1, 8, 4, 5)).astype(np.int8)
+    w = RNG.integers(-128, 128, (8, 8, 1, 1)).astype(np.int8)
+    bias, multiplier = _requant(8, 5e-4, 3e-3)
+    out, listing = _run_on_m4(_SignedConv(w, bias, multiplier), x, str(tmp_path / "signed"), np.int8)
+    total = (conv_ref(x, w, -3, 1, 0) + bias[None, :, None, None]).astype(np.float32) * multiplier[None, :, None, None]
+    want = np.clip(np.round(total) - 2, -128, 127).astype(np.int8)
+    assert 0.2 < np.mean((want > -128) & (want < 127))
+    np.testing.assert_array_equal(_as_nchw(out, want), want)
+    assert "smlad" in listing
