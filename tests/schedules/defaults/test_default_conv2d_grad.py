@@ -68,6 +68,9 @@ def test_conv2d_gradients_match_torch(case):
     assert not [name for name in rules if "conv2d_transpose" in name], rules
     convs = [name for name in rules if "conv2d" in name and "pack" not in name and "wgrad" not in name]
     assert convs and all(rules[name] in ("conv2d", "winograd") for name in convs), rules
+    k, stride, dilation = CASES[case][5], CASES[case][6], CASES[case][8]
+    if k not in (1, (1, 1)) and stride not in (1, (1, 1)) and dilation == 1:  # one conv per phase, interleaved
+        assert [rules[name] for name in rules if "phase_interleave" in name] == ["elementwise"], rules
     if CASES[case][-1] == 1:  # ungrouped: the weight gradient is one kernel, no per-tap products
         assert [rules[name] for name in rules if "wgrad" in name] == ["weight_grad"], rules
         assert not [name for name in rules if "matmul" in name], rules
