@@ -262,10 +262,11 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
         _schedule_streaming(sch, block, cpu)
 
 
-# Operands this many times one core's L2 take the chunked form: ResNet-18's stem (8x230x230x3 input,
-# 8x112x112x64 gradient) ran 125 -> 34 ms and its first strided 3x3 layer 23 -> 14 ms on znver5; up to
-# a few MB (its 512-channel layers) the operands stay in cache and the streaming form is faster.
-CHUNKED_MIN_L2S = 4
+# Operands this many times one core's L2 take the chunked form. On znver5 (1 MB L2), kernel alone:
+# ResNet-18's stem (8x230x230x3 input, 8x112x112x64 gradient, 31 MB) 62 -> 18 ms, its first strided
+# 3x3 layer (10 MB) 12 -> 7 ms, 256 channels at 14x14 (3.7 MB) 20 -> 17 ms; the 512-channel layers
+# (2.1 MB) stay in cache and ran 10-15% slower chunked.
+CHUNKED_MIN_L2S = 3
 
 
 def _schedule_streaming(sch: Schedule, block, cpu: CpuInfo) -> None:
