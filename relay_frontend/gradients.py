@@ -198,8 +198,8 @@ def _phase_input_grad(gy, kernel, k, x_shape, strides, padding, groups):
 
     The zero-inserted form multiplies ``(s_h*s_w - 1) / (s_h*s_w)`` of its products by inserted
     zeros; here phase ``(p, q)`` (x positions ``(s_h*u + p, s_w*v + q)``) correlates ``gy`` with
-    only the kernel taps that reach it (``kernel``: in/out swapped, not flipped, spatial size ``k``), and the phases
-    are interleaved into ``dx`` (of ``x_shape``).
+    only the kernel taps that reach it (``kernel``: in/out swapped, not flipped, spatial size
+    ``k``), and the phases are interleaved into ``dx`` (of ``x_shape``).
     """
     sh, sw = strides
     (n, c), size, g_sp = x_shape[:2], x_shape[2:], _shape(gy)[2:]
@@ -211,7 +211,7 @@ def _phase_input_grad(gy, kernel, k, x_shape, strides, padding, groups):
             rh, th, loh, hih, ch = _phase_taps(k[0], sh, padding[0], p, g_sp[0], size[0])
             rw, tw, low, hiw, cw = _phase_taps(k[1], sw, padding[1], q, g_sp[1], size[1])
             lengths = [-(-(size[0] - p) // sh), -(-(size[1] - q) // sw)]
-            if th == 0 or tw == 0:
+            if th == 0 or tw == 0 or min(lengths) <= 0:  # no tap reaches it, or no x position is in it
                 row.append(_op.zeros([n, c, rows, cols], _dtype(gy)))
                 continue
             taps = _op.strided_slice(kernel, axes=[2, 3], begin=[rh, rw],
@@ -237,9 +237,10 @@ def _phase_input_grad(gy, kernel, k, x_shape, strides, padding, groups):
 
 def _conv2d_input_grad(gy, weight, x_shape, strides, padding, dilation, groups):
     """d/dx of a 2-D ``y = conv2d(x, weight)`` as a stride-1 conv2d (the form the default schedules
-    run fast): ``gy`` with zeros inserted between its pixels (stride > 1), correlated with the
-    spatially flipped weight whose in/out channels are swapped (per group), cropped to ``x``.
-    A 1x1 kernel convolves first and inserts the zeros after (no products of zeros)."""
+    run fast): ``gy`` correlated with the spatially flipped weight whose in/out channels are swapped
+    (per group), cropped to ``x``. Strides > 1: one such conv2d per output phase (dilation 1,
+    ``_phase_input_grad``), else ``gy`` with zeros inserted between its pixels; a 1x1 kernel
+    convolves first and inserts the zeros after (no products of zeros)."""
     o = _shape(gy)[1]
     w_shape = _shape(weight)
     cg, k = w_shape[1], w_shape[2:]

@@ -16,8 +16,9 @@ contiguous input values and loads ``o_block / lanes`` vectors of the output grad
 laid out (tap, C, O), output channels contiguous, and transposed into the OIHW result as it is
 written back, once per tile. Where the operands exceed the caches (ResNet's stem: 5 MB of input,
 26 MB of output gradient, read once per tap), positions come in chunks of output rows that fit L2
-and a task's taps all reuse a chunk (see ``_schedule_chunked``). The chain's other bindings are left dead for the build's dead-code
-elimination. Other targets (no CPU defaults) keep the per-tap form.
+and a task's taps all reuse a chunk (see ``_schedule_chunked``). The chain's other bindings are
+left dead for the build's dead-code elimination. Other targets (no CPU defaults) keep the per-tap
+form.
 """
 from __future__ import annotations
 

@@ -26,6 +26,7 @@ CASES = {
     "3x3_stride2_odd_asymmetric": (1, 4, 8, 11, 10, 3, 2, (0, 2, 1, 0), 1, 1),
     "2x3_stride3_uncovered_phases": (1, 4, 6, 13, 11, (2, 3), 3, (1, 0, 0, 1), 1, 1),
     "5x5_stride_2x3": (1, 3, 8, 14, 15, 5, (2, 3), (2, 2, 1, 3), 1, 1),
+    "3x3_stride2_one_row": (1, 2, 4, 1, 5, 3, 2, (1, 1, 1, 1), 1, 1),  # phase 1 of the rows holds no pixel
 }
 
 
