@@ -176,11 +176,71 @@ def _window(t, sp, begin, size):
     return _op.strided_slice(t, axes=[2, 3], begin=start, end=[start[i] + size[i] for i in range(2)])
 
 
+def _phase_taps(k: int, s: int, pad: int, phase: int, g_size: int, size: int) -> tuple[int, int, int, int, int]:
+    """One axis of output phase ``phase`` (x positions ``s*u + phase``) of a strided convolution's
+    input gradient: ``dx[s*u + phase] = sum_m w[r + s*m] * gy[u + q - m]``.
+
+    Returns:
+        (r, taps, lo, hi, crop): the first kernel tap ``r`` and the tap count (0: the phase gets
+        no contribution), the padding of ``gy`` before/after for a stride-1 correlation with the
+        flipped taps, and the first position of the phase in that correlation's output.
+    """
+    r, q = (phase + pad) % s, (phase + pad) // s
+    taps = max(-(-(k - r) // s), 0)
+    length = -(-(size - phase) // s)  # positions u of this phase
+    begin = q - taps + 1  # first gy position the window of u = 0 reads
+    lo, hi = max(-begin, 0), max(begin + length + taps - 1 - g_size, 0)
+    return r, taps, lo, hi, begin + lo
+
+
+def _phase_input_grad(gy, kernel, k, x_shape, strides, padding, groups):
+    """d/dx of a strided 2-D convolution (dilation 1) as one stride-1 conv2d per output phase.
+
+    The zero-inserted form multiplies ``(s_h*s_w - 1) / (s_h*s_w)`` of its products by inserted
+    zeros; here phase ``(p, q)`` (x positions ``(s_h*u + p, s_w*v + q)``) correlates ``gy`` with
+    only the kernel taps that reach it (``kernel``: in/out swapped, not flipped, spatial size
+    ``k``), and the phases are interleaved into ``dx`` (of ``x_shape``).
+    """
+    sh, sw = strides
+    (n, c), size, g_sp = x_shape[:2], x_shape[2:], _shape(gy)[2:]
+    rows, cols = -(-size[0] // sh), -(-size[1] // sw)
+    phases = []
+    for p in range(sh):
+        row = []
+        for q in range(sw):
+            rh, th, loh, hih, ch = _phase_taps(k[0], sh, padding[0], p, g_sp[0], size[0])
+            rw, tw, low, hiw, cw = _phase_taps(k[1], sw, padding[1], q, g_sp[1], size[1])
+            lengths = [-(-(size[0] - p) // sh), -(-(size[1] - q) // sw)]
+            if th == 0 or tw == 0 or min(lengths) <= 0:  # no tap reaches it, or no x position is in it
+                row.append(_op.zeros([n, c, rows, cols], _dtype(gy)))
+                continue
+            taps = _op.strided_slice(kernel, axes=[2, 3], begin=[rh, rw],
+                                     end=[rh + sh * (th - 1) + 1, rw + sw * (tw - 1) + 1], strides=[sh, sw])
+            taps = _op.flip(_op.flip(taps, axis=2), axis=3)
+            phase = _op.nn.conv2d(gy, taps, strides=[1, 1], padding=[loh, low, hih, hiw], groups=groups)
+            out = [g_sp[0] + loh + hih - th + 1, g_sp[1] + low + hiw - tw + 1]
+            if [ch, cw] != [0, 0] or out != lengths:
+                phase = _op.strided_slice(phase, axes=[2, 3], begin=[ch, cw],
+                                          end=[ch + lengths[0], cw + lengths[1]])
+            if lengths != [rows, cols]:  # a short last phase: pad to the common size, cropped below
+                phase = _op.nn.pad(phase, [0, 0, 0, 0, 0, rows - lengths[0], 0, cols - lengths[1]])
+            row.append(phase)
+        phases.append(row)
+    # (N, C, rows, [sh,] cols, [sw]) -> (N, C, rows * sh, cols * sw): phase (p, q) at (sh*u + p, sw*v + q)
+    interleaved = [_op.stack(row, axis=4) if sw > 1 else row[0] for row in phases]
+    dx = _op.stack(interleaved, axis=3) if sh > 1 else _op.expand_dims(interleaved[0], 3)
+    dx = _op.reshape(dx, [n, c, rows * sh, cols * sw])
+    if [rows * sh, cols * sw] != list(size):
+        dx = _op.strided_slice(dx, axes=[2, 3], begin=[0, 0], end=list(size))
+    return dx
+
+
 def _conv2d_input_grad(gy, weight, x_shape, strides, padding, dilation, groups):
     """d/dx of a 2-D ``y = conv2d(x, weight)`` as a stride-1 conv2d (the form the default schedules
-    run fast): ``gy`` with zeros inserted between its pixels (stride > 1), correlated with the
-    spatially flipped weight whose in/out channels are swapped (per group), cropped to ``x``.
-    A 1x1 kernel convolves first and inserts the zeros after (no products of zeros)."""
+    run fast): ``gy`` correlated with the spatially flipped weight whose in/out channels are swapped
+    (per group), cropped to ``x``. Strides > 1: one such conv2d per output phase (dilation 1,
+    ``_phase_input_grad``), else ``gy`` with zeros inserted between its pixels; a 1x1 kernel
+    convolves first and inserts the zeros after (no products of zeros)."""
     o = _shape(gy)[1]
     w_shape = _shape(weight)
     cg, k = w_shape[1], w_shape[2:]
@@ -198,6 +258,8 @@ def _conv2d_input_grad(gy, weight, x_shape, strides, padding, dilation, groups):
             sp = [sp[i] * strides[i] for i in range(2)]
         # padded-input position p = x position + pad_before
         return _window(dx, sp, [padding[0], padding[1]], size)
+    if strided and list(dilation) == [1, 1]:
+        return _phase_input_grad(gy, kernel, k, x_shape, strides, padding, groups)
     g_sp = _shape(gy)[2:]
     if strided:
         g_sp = [(g_sp[i] - 1) * strides[i] + 1 for i in range(2)]

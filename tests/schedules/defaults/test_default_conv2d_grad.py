@@ -1,7 +1,7 @@
 """Gradients of 2-D convolutions (the training step's backward pass) on the default schedules, against PyTorch.
 
-The input gradient is a stride-1 convolution (of the zero-inserted output gradient for strides > 1)
-and the weight gradient one matmul per kernel offset (``relay_frontend/gradients.py``), which the
+The input gradient is a stride-1 convolution (for strides > 1: one per output phase with the kernel
+taps that reach it, interleaved; the zero-inserted output gradient where dilation > 1) and the weight gradient one matmul per kernel offset (``relay_frontend/gradients.py``), which the
 default schedules turn into one channels-last kernel (``schedules/defaults/weight_grad.py``) for
 ungrouped convolutions: all must run on scheduled kernels (``aotnn_conv2d`` / Winograd, the
 weight-gradient kernel), none on the unscheduled legalized ``conv2d_transpose``.
@@ -22,6 +22,11 @@ CASES = {
     "1x1_stride3_padded": (1, 4, 6, 10, 8, 1, 3, (1, 0, 2, 1), 1, 1),
     "3x2_stride_dilation_asymmetric": (2, 4, 6, 11, 9, (3, 2), (2, 3), (0, 2, 1, 0), (2, 1), 1),
     "grouped_stride2": (1, 8, 12, 9, 9, 3, 2, (1, 1, 1, 1), 1, 4),
+    "3x3_stride2_even": (2, 8, 16, 12, 12, 3, 2, (1, 1, 1, 1), 1, 1),
+    "3x3_stride2_odd_asymmetric": (1, 4, 8, 11, 10, 3, 2, (0, 2, 1, 0), 1, 1),
+    "2x3_stride3_uncovered_phases": (1, 4, 6, 13, 11, (2, 3), 3, (1, 0, 0, 1), 1, 1),
+    "5x5_stride_2x3": (1, 3, 8, 14, 15, 5, (2, 3), (2, 2, 1, 3), 1, 1),
+    "3x3_stride2_one_row": (1, 2, 4, 1, 5, 3, 2, (1, 1, 1, 1), 1, 1),  # phase 1 of the rows holds no pixel
 }
 
 
@@ -64,6 +69,9 @@ def test_conv2d_gradients_match_torch(case):
     assert not [name for name in rules if "conv2d_transpose" in name], rules
     convs = [name for name in rules if "conv2d" in name and "pack" not in name and "wgrad" not in name]
     assert convs and all(rules[name] in ("conv2d", "winograd") for name in convs), rules
+    k, stride, dilation = CASES[case][5], CASES[case][6], CASES[case][8]
+    if k not in (1, (1, 1)) and stride not in (1, (1, 1)) and dilation == 1:  # one conv per phase, interleaved
+        assert [rules[name] for name in rules if "phase_interleave" in name] == ["elementwise"], rules
     if CASES[case][-1] == 1:  # ungrouped: the weight gradient is one kernel, no per-tap products
         assert [rules[name] for name in rules if "wgrad" in name] == ["weight_grad"], rules
         assert not [name for name in rules if "matmul" in name], rules
