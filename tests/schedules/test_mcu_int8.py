@@ -61,8 +61,9 @@ def test_ds_cnn_int8_on_cortex_m4_is_bit_exact_with_x86_and_small(ds_cnn_int8):
     assert flash <= 64 * 1024, f"flash {flash} bytes ({sections})"
     instructions = count_instructions(bundle, BOARDS["cortex-m4"])
     print(f"DS-CNN int8 cortex-m4: {instructions} instructions (whole run)")
-    # smlad dot products, vcvtr rounding (int8_dsp, mcu_requantize): 5.01 M; issue 26's goal: 5 M
-    assert 2_000_000 < instructions <= 5_100_000, instructions
+    # smlad dot products, vcvtr rounding (int8_dsp, mcu_requantize): 5.008 M for the whole run, of which
+    # one inference is 4.999 M (tools/bench_mcu.py, issue 26's goal 5 M) and the rest start-up and checks
+    assert 2_000_000 < instructions <= 5_020_000, instructions
 
 
 def test_ds_cnn_int8_on_cortex_m55_is_bit_exact_with_x86(ds_cnn_int8):
