@@ -7,7 +7,9 @@ count each time a marked address runs. The bundle's example main is built to cal
 twice; marks on ``aotnn_model_run`` and on the first call after it (writing the output) give the first
 call (which runs the prepare steps once) and a steady-state inference. Outputs are compared with the
 x86 artifact of the same network; multiply-accumulates are those of the convolutions and Dense layers
-computed directly (so Winograd kernels do not lower the count).
+computed directly (so Winograd kernels do not lower the count). An int8 aarch64 bundle (``resnet18_int8``)
+runs its convolutions on ``sdot`` when built with ``--aarch64-dotprod`` (Armv8.2), else on NEON's
+``smull``/``sadalp`` (schedules/defaults/int8_neon.py); its output should equal the x86 int8 artifact's exactly.
 
 Flash and RAM are read from the linked image (aotnn.cli.bundle_memory); RAM counts .data, .bss and the
 stack the linker script reserves: the worst case computed when the bundle was built plus a margin
@@ -18,6 +20,7 @@ Usage:
     python tools/bench_mcu.py --models lenet5 --targets cortex-m4
     python tools/bench_mcu.py --models ds_cnn_int8 --targets cortex-m4  # post-training quantized to int8
     python tools/bench_mcu.py --models none --aarch64 resnet18,mobilenetv2 --aarch64-size 224
+    python tools/bench_mcu.py --models none --aarch64 resnet18_int8 --aarch64-dotprod  # sdot (Armv8.2)
 """
 from __future__ import annotations
 
@@ -38,7 +41,9 @@ PLUGIN_SOURCE = ROOT / "tools" / "qemu_plugins" / "insn_count.c"
 MCU_MODELS = {"lenet5": (1, 1, 32, 32), "ds_cnn": (1, 1, 49, 10), "resnet8": (1, 3, 32, 32),
               "ds_cnn_int8": (1, 1, 49, 10)}
 INT8_SUFFIX = "_int8"  # the float model post-training quantized on seeded random calibration batches
-AARCH64_MODELS = ("resnet18", "mobilenetv2")
+AARCH64_MODELS = ("resnet18", "mobilenetv2", "resnet18_int8")
+# aarch64 bundles: plain NEON, or with Armv8.2's dot-product instructions (sdot; qemu-aarch64 runs them)
+AARCH64_TARGETS = {"aarch64": ["+neon"], "aarch64+dotprod": ["+neon", "+dotprod"]}
 BOARDS = {"cortex-m4": "mps2-an386", "cortex-m7": "mps2-an500", "cortex-m55": "mps3-an547"}
 # the example mains call one of these (bare-metal boards run on the caller's buffers)
 RUN_FUNCTIONS = ("aotnn_model_run_in_place", "aotnn_model_run")
@@ -172,7 +177,7 @@ def make_net(name: str, seed: int, shape: tuple[int, ...]):
 
 
 def bench_bundle(name: str, shape: tuple[int, ...], target: str, plugin: str, workdir: str, seed: int = 0) -> Result:
-    """Build ``name`` for ``target`` (a Cortex-M CPU or aarch64), run it twice under QEMU with the
+    """Build ``name`` for ``target`` (a Cortex-M CPU or a key of AARCH64_TARGETS), run it twice under QEMU with the
     counting plugin and compare its output with x86."""
     import aotnn
     from aotnn.cli.bundle_memory import bundle_memory
@@ -180,11 +185,14 @@ def bench_bundle(name: str, shape: tuple[int, ...], target: str, plugin: str, wo
     net, float_net = make_net(name, seed, shape)
     x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
     expected, macs = reference(net, x, os.path.join(workdir, f"{name}-{target}-ref"), float_net)
-    bundle = aotnn.export(net, aotnn.Tensor(x), file_name=os.path.join(workdir, f"{name}-{target}"), target=target)
+    build_target = ({"kind": "llvm", "mtriple": "aarch64-linux-gnu", "mattr": AARCH64_TARGETS[target]}
+                    if target in AARCH64_TARGETS else target)
+    bundle = aotnn.export(net, aotnn.Tensor(x), file_name=os.path.join(workdir, f"{name}-{target}"),
+                          target=build_target)
     run_function = run_twice(bundle)
     subprocess.run(["make", "-s", "-j2"], cwd=bundle, check=True, capture_output=True)
     x.tofile(os.path.join(bundle, "input0.bin"))
-    if target == "aarch64":
+    if target in AARCH64_TARGETS:
         image, nm, end = os.path.join(bundle, "model"), "aarch64-linux-gnu-nm", "fopen"
         command = ["qemu-aarch64", "./model", "input0.bin"]
     else:
@@ -201,10 +209,10 @@ def bench_bundle(name: str, shape: tuple[int, ...], target: str, plugin: str, wo
 
 
 def format_rows(results: Sequence[Result]) -> str:
-    lines = [f"{'model':<12} {'target':<11} {'MACs':>11} {'instr/inference':>15} {'first call':>12} "
+    lines = [f"{'model':<16} {'target':<15} {'MACs':>11} {'instr/inference':>15} {'first call':>12} "
              f"{'instr/MAC':>9} {'flash':>11} {'RAM':>11} {'max err':>9}"]
     for r in results:
-        lines.append(f"{r.model:<12} {r.target:<11} {r.macs:>11,d} {r.insns_per_inference:>15,d} "
+        lines.append(f"{r.model:<16} {r.target:<15} {r.macs:>11,d} {r.insns_per_inference:>15,d} "
                      f"{r.first_call_insns:>12,d} {r.insns_per_mac:>9.3f} {r.flash_bytes:>11,d} "
                      f"{r.ram_bytes:>11,d} {r.max_error:>9.1e}")
     return "\n".join(lines)
@@ -222,8 +230,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(MCU_MODELS), help="MCU models (comma-separated, or none)")
     parser.add_argument("--targets", default="cortex-m4,cortex-m55", help="Cortex-M CPUs (comma-separated)")
-    parser.add_argument("--aarch64", default="", help="aarch64 bundles to count (resnet18, mobilenetv2)")
+    parser.add_argument("--aarch64", default="", help=f"aarch64 bundles to count ({', '.join(AARCH64_MODELS)})")
     parser.add_argument("--aarch64-size", type=int, default=224, help="image side of the aarch64 models' input")
+    parser.add_argument("--aarch64-dotprod", action="store_true",
+                        help="build the aarch64 bundles for Armv8.2 with the dot-product extension (+dotprod: sdot)")
     parser.add_argument("--json", help="also write the results to this JSON file")
     args = parser.parse_args(argv)
     models = _names(args.models, list(MCU_MODELS), "--models")
@@ -238,7 +248,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(format_rows(results[-1:]).splitlines()[1], flush=True)
         for name in big:
             shape = (1, 3, args.aarch64_size, args.aarch64_size)
-            results.append(bench_bundle(name, shape, "aarch64", plugin, workdir))
+            target = "aarch64+dotprod" if args.aarch64_dotprod else "aarch64"
+            results.append(bench_bundle(name, shape, target, plugin, workdir))
             print(format_rows(results[-1:]).splitlines()[1], flush=True)
     print(format_rows(results))
     if args.json:

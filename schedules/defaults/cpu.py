@@ -34,6 +34,8 @@ class CpuInfo:
     small_memory: bool = False
     avx2: bool = False
     fma_by_lane: bool = False
+    aarch64: bool = False
+    dotprod: bool = False
     l2_bytes: int = caches.DEFAULT_L2_KB * 1024
 
     @property
@@ -74,7 +76,8 @@ def cpu_info(target: tvm.target.Target) -> CpuInfo | None:
     if _has("avx2", target) or _has("avx", target):
         return CpuInfo(256, 16, cores, avx2=_has("avx2", target), l2_bytes=l2)
     if triple.startswith(("aarch64", "arm64")):
-        return CpuInfo(128, 32, cores, fma_by_lane=True, l2_bytes=l2)
+        return CpuInfo(128, 32, cores, fma_by_lane=True, aarch64=True, dotprod=_has("dotprod", target),
+                       l2_bytes=l2)
     if _has("neon", target):  # ARMv7-A NEON: no fused multiply-add by lane
         return CpuInfo(128, 32, cores, l2_bytes=l2)
     if triple.startswith("thumb"):  # Cortex-M
