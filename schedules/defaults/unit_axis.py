@@ -7,15 +7,15 @@ convolution rules: the batch norm does not fold (``batchnorm_fold.py``) and each
 leaves the channels-last layout (a transpose per layer).
 
 This rewrite, run before them, computes element-wise operations on such a 3-D tensor in the 4-D
-form it was reshaped from (their broadcast operands get the same unit axis) and turns a reshape
-back to that 4-D shape into the 4-D value itself. The 3-D values stay available for any other
+form it was reshaped from (their broadcast operands get the same unit axis), reductions of them
+over the 4-D form, and turns a reshape back to that 4-D shape into the 4-D value itself. The 3-D values stay available for any other
 use; dead-code elimination drops those left unused.
 """
 from __future__ import annotations
 
 from tvm import relax
 
-from .layout import BINARY, UNARY, Rewriter, static_shape
+from .layout import BINARY, REDUCE, UNARY, Rewriter, static_shape
 
 _LIFTED = "unit_axis_lifted"  # Rewriter.memo key: old 3-D var -> (new 4-D expr, position of the unit axis)
 
@@ -79,6 +79,8 @@ def rewrite_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
                 _record(rw, var, rw.nchw(x), axis)
                 return True
         return False
+    if name in REDUCE:
+        return _reduce(rw, var, call)
     if len(out) != 3:
         return False
     if name in UNARY:
@@ -102,3 +104,20 @@ def rewrite_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
         _record(rw, var, rw.bb.emit(relax.Call(call.op, operands, call.attrs, call.ty_args)), axis)
         return True
     return False
+
+
+def _reduce(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
+    """A reduction of a lifted 3-D value over the 4-D form: without kept dimensions it reduces the
+    unit axis too (a unit axis' mean, sum, max or min is its one value), so the result is the same."""
+    lifted = _lifted(rw, call.args[0])
+    if lifted is None:
+        return False
+    four, axis = lifted
+    axes = range(3) if call.attrs.axis is None else [int(a) % 3 for a in call.attrs.axis]
+    mapped = sorted(a + 1 if a >= axis else a for a in axes)
+    make = getattr(relax.op, call.op.name.split(".")[-1])
+    if call.attrs.keepdims:
+        _record(rw, var, rw.bb.emit(make(four, axis=mapped, keepdims=True)), axis)
+    else:
+        rw.set_nchw(var, rw.bb.emit(make(four, axis=sorted([*mapped, axis]), keepdims=False)))
+    return True

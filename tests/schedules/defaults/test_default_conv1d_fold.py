@@ -98,3 +98,29 @@ def test_conv1d_residual_matches_torch(cpu_target):
     y = F.conv1d(t(x), p["conv1.weight"].reshape(16, 16, 3), p["conv1.bias"], padding="same")
     want = F.conv1d(torch.relu(y + t(x)), p["conv2.weight"].reshape(8, 16, 1), p["conv2.bias"])
     assert_close(net(Tensor(x)), want)
+
+
+class Conv1dPool(nn.Cell):
+    """Conv1d -> ReLU -> mean (or max, keeping the axis) over time: reductions of the 3-D values."""
+
+    def __init__(self, keep: bool):
+        super().__init__()
+        self.conv = nn.Conv1d(6, 10, 3, pad_mode="same", has_bias=True)
+        self.relu = nn.ReLU()
+        self.keep = keep
+
+    def construct(self, x):
+        y = self.relu(self.conv(x))
+        return y.max(axis=2, keepdims=True) if self.keep else y.mean(axis=2)
+
+
+def test_conv1d_reductions_match_torch(cpu_target):
+    x = np.random.default_rng(18).standard_normal((2, 6, 17)).astype(np.float32)
+    for keep in (False, True):
+        net = randomize(Conv1dPool(keep), seed=17)
+        p = torch_params(net)
+        y = torch.relu(F.conv1d(t(x), p["conv.weight"].reshape(10, 6, 3), p["conv.bias"], padding="same"))
+        assert_close(net(Tensor(x)), y.amax(2, keepdim=True) if keep else y.mean(2))
+        # the reduction reads the convolution's channels-last output: no transpose back to (N, C, L)
+        rules = rules_used(lambda v: net(v), [("x", x.shape, "float32")])
+        assert not any("transpose" in name for name in rules), rules
