@@ -25,7 +25,7 @@ import tvm
 from tvm import tirx
 from tvm.s_tir import Schedule
 
-from . import channel_gather, collapse_sum, common, concat, conv2d, coverage, dense, dw_pointwise, elementwise, expand_depthwise, fallback, fastmath, gru, inner_reduction, int8, int8_conv, int8_dsp, int8_neon, int8_vnni, inverted_residual, layout, matmul, mcu_requantize, phase_interleave, pool_grad, recurrent, reduction, weight_grad, winograd, winograd_pack
+from . import channel_gather, collapse_sum, common, concat, conv2d, coverage, dense, dw_pointwise, elementwise, expand_depthwise, fallback, fastmath, gru, inner_reduction, int8, int8_conv, int8_dsp, int8_neon, int8_vnni, inverted_residual, layout, matmul, mcu_requantize, phase_interleave, pool_grad, recurrent, reduction, unit_axis, weight_grad, winograd, winograd_pack
 from .cpu import CpuInfo, cpu_info
 
 __all__ = ["apply_default_schedules", "rewrite_relax", "schedule_func", "schedule_with_rule", "CpuInfo", "cpu_info"]
@@ -44,6 +44,8 @@ def rewrite_relax(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.IRModule:
     cpu = cpu_info(target)
     if cpu is None:
         return mod
+    # 1-D convolutions' element-wise chains in their 4-D form first: the rules below then see them
+    mod = layout.rewrite(mod, cpu, [unit_axis.rewrite_rule], carry_twins=False)
     return layout.rewrite(mod, cpu, list(RELAX_RULES))
 
 

@@ -8,8 +8,11 @@ build runs it once per parameter change, like weight packing) and the epilogue s
 follows the batch norm (an activation, a residual add). Inference engines fold the same way;
 results differ from the unfolded form by rounding only.
 
-The fold applies where the convolution's result feeds only ``multiply(., s)``, that product
-only ``add(., b)``, and the sum is consumed by element-wise operations only: the convolution
+A convolution with a bias ``c`` (``add(conv, c)`` per channel, read from parameters only) folds
+the same way: ``(conv + c) * s + b = conv * s + (c * s + b)``.
+
+The fold applies where the convolution's result (or its bias sum) feeds only ``multiply(., s)``,
+that product only ``add(., b)``, and the sum is consumed by element-wise operations only: the convolution
 then still fuses with an epilogue (the block merges of ``block_fusion.py`` need one). A training
 step's batch norm, whose statistics come from the convolution's own output, is not folded.
 """
@@ -33,6 +36,12 @@ class Fold:
     total: relax.Var    # add(product, shift): becomes the convolution's result
     scale: relax.Expr
     shift: relax.Expr
+    biased: relax.Var | None = None  # add(conv, bias) before the product: dropped
+    bias: relax.Expr | None = None
+
+    def dropped(self) -> list[relax.Var]:
+        """The bindings the folded convolution replaces besides ``total``."""
+        return [self.product] if self.biased is None else [self.biased, self.product]
 
 
 def _other_operand(call: relax.Call, var: relax.Var) -> relax.Expr | None:
@@ -65,7 +74,11 @@ def _per_channel(expr: relax.Expr, channels: int) -> bool:
 
 def find_fold(rw: Rewriter, conv: relax.Var, channels: int) -> Fold | None:
     """The batch norm after the convolution bound to ``conv`` (``channels`` outputs), if foldable."""
-    scaled = _single_user(rw, conv, "relax.multiply")
+    biased, bias = None, None
+    added = _single_user(rw, conv, "relax.add")
+    if added is not None and _per_channel(added[1], channels) and rw.param_only(added[1]):
+        biased, bias = added
+    scaled = _single_user(rw, conv if biased is None else biased, "relax.multiply")
     if scaled is None:
         return None
     product, scale = scaled
@@ -78,7 +91,7 @@ def find_fold(rw: Rewriter, conv: relax.Var, channels: int) -> Fold | None:
             return None
     if not _feeds_elementwise_only(rw, total):
         return None
-    return Fold(product, total, scale, shift)
+    return Fold(product, total, scale, shift, biased, bias)
 
 
 def _feeds_elementwise_only(rw: Rewriter, var: relax.Var) -> bool:
@@ -103,8 +116,12 @@ def scaled_weight(rw: Rewriter, weight: relax.Expr, fold: Fold, channels: int) -
 
 
 def shift_vector(rw: Rewriter, fold: Fold, channels: int) -> relax.Expr:
-    """The fold's shift as a ``(channels,)`` vector (new expression)."""
-    return rw.bb.emit(relax.op.reshape(rw.nchw(fold.shift), (channels,)))
+    """The fold's shift (with a bias: ``bias * scale + shift``) as a ``(channels,)`` vector (new expression)."""
+    shift = relax.op.reshape(rw.nchw(fold.shift), (channels,))
+    if fold.bias is not None:
+        bias = relax.op.reshape(rw.nchw(fold.bias), (channels,))
+        shift = relax.op.add(relax.op.multiply(bias, relax.op.reshape(rw.nchw(fold.scale), (channels,))), shift)
+    return rw.bb.emit(shift)
 
 
 def start_at_bias(bb: relax.BlockBuilder, call: relax.Call, block: str) -> None:

@@ -308,7 +308,8 @@ def rewrite_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
     if fold is None:
         rw.set_nhwc(var, _emit(rw, call, x_shape, w_shape, out_shape, nchw_input, None))
         return True
-    rw.drop(fold.product)
+    for dropped in fold.dropped():
+        rw.drop(dropped)
     rw.defer(fold.total, lambda: rw.set_nhwc(fold.total, _emit(rw, call, x_shape, w_shape, out_shape,
                                                                 nchw_input, fold)))
     return True

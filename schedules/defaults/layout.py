@@ -456,11 +456,13 @@ def _order(kept: list[int]) -> list[int]:
     return [nhwc_positions.index(NCHW_TO_NHWC_AXIS[a]) for a in kept]
 
 
-def rewrite(mod: tvm.IRModule, cpu: CpuInfo, rules: list[Callable]) -> tvm.IRModule:
-    """Apply ``rules`` (then the twin-propagating rules) to ``mod['main']``; the original on any surprise."""
+def rewrite(mod: tvm.IRModule, cpu: CpuInfo, rules: list[Callable], carry_twins: bool = True) -> tvm.IRModule:
+    """Apply ``rules`` (then, with ``carry_twins``, the twin-propagating rules) to ``mod['main']``;
+    the original on any surprise."""
     if "main" not in [g.name_hint for g in mod.get_global_vars()]:
         return mod
-    rewriter = Rewriter(mod, cpu, [*rules, elementwise_rule, pool_rule, concat_rule])
+    twin_rules = [elementwise_rule, pool_rule, concat_rule] if carry_twins else []
+    rewriter = Rewriter(mod, cpu, [*rules, *twin_rules])
     try:
         new_main = rewriter.run(mod["main"])
     except Unsupported:
