@@ -315,24 +315,17 @@ def _top_level_quant_cells(network: Cell) -> list[tuple[str, Cell]]:
 
 
 def _trace(network: Cell, cells: list[tuple[str, Cell]], inputs: tuple) -> list[tuple[str, Any, Any]]:
-    """(name, first input, output) of each quant cell, in the order a call on ``inputs`` runs them."""
-    events: list[tuple[str, Any, Any]] = []
-    handles = []
-    for name, cell in cells:
-        def hook(cell_, args, output, name=name):
-            first = args[0].asnumpy() if args and isinstance(args[0], Tensor) else None
-            out = output.asnumpy() if isinstance(output, Tensor) else None
-            events.append((name, first, out))
-        handles.append(cell.register_forward_hook(hook))
+    """(name, first input, output) of each quant cell, in the order a call on ``inputs`` runs them
+    (one compiled graph of the whole network returning them: :class:`.watch.WatchedNetwork`)."""
+    from .watch import WatchedNetwork
+
     was_training = network.training
     network.set_train(False)
     try:
-        network(*[a if isinstance(a, Tensor) else Tensor(np.asarray(a)) for a in inputs])
+        _, calls = WatchedNetwork(network, cells)(*inputs)
     finally:
         network.set_train(was_training)
-        for handle in handles:
-            handle.remove()
-    return events
+    return [(call.name, call.x, call.y) for call in calls]
 
 
 def _producer_qparams(cell: Cell) -> QParams | None:

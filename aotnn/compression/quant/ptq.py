@@ -28,6 +28,7 @@ from ...nn.cell import Cell
 from .export_int8 import (InputQuant, _producer_qparams, _replace, _top_level_quant_cells, _trace, _type,
                           convert_to_int8)
 from .observer import create_observer
+from .watch import WatchedNetwork
 
 __all__ = ["PostTrainingQuantization"]
 
@@ -72,10 +73,6 @@ def _batches(calibration: Iterable) -> list[tuple[Tensor, ...]]:
     if not batches:
         raise ValueError("calibration: expected at least one batch, got none")
     return batches
-
-
-def _as_array(value: Any) -> np.ndarray | None:
-    return value.asnumpy() if isinstance(value, Tensor) else None
 
 
 class PostTrainingQuantization:
@@ -186,43 +183,31 @@ class PostTrainingQuantization:
 
         An event is (name, whether its input is the previous event's output). Layers observe their
         input (key ``name + ':in'``), activations their output at each call site (key ``name#k`` for
-        the k-th call of a network call).
+        the k-th call of a network call). The network is compiled once per batch layout with the
+        observed tensors (or, for min/max, only their extremes) as extra outputs.
         """
+        layers = [name for name, cell in cells.items() if _type(cell) in _LAYER_TYPES]
+        acts = [name for name, cell in cells.items() if _type(cell) in _ACT_TYPES]
+        mode = "minmax" if self.activation_observer == "minmax" else "values"
+        watched = WatchedNetwork(net, list(cells.items()), inputs_of=layers, outputs_of=acts, mode=mode)
         events: list[tuple[str, bool]] = []
         observers: dict[str, Any] = {}
-        recording = [True]
-        previous_output: list[Any] = [None]
-        call_index: dict[str, int] = {}
-        handles = []
 
         def observe(key: str, values: np.ndarray | None) -> None:
             if values is not None:
                 observers.setdefault(key, create_observer(self.activation_observer, self.percentile)).update(values)
 
-        for name, cell in cells.items():
-            def hook(cell_, args, output, name=name):
-                x = _as_array(args[0]) if args else None
-                y = _as_array(output)
-                if recording[0]:
-                    last = previous_output[0]
-                    events.append((name, x is not None and last is not None and x.shape == last.shape
-                                   and np.array_equal(x, last)))
-                    previous_output[0] = y
-                if _type(cell_) in _LAYER_TYPES:
-                    observe(name + ":in", x)
-                elif _type(cell_) in _ACT_TYPES:
-                    call_index[name] = call_index.get(name, -1) + 1
-                    observe(f"{name}#{call_index[name]}", y)
-            handles.append(cell.register_forward_hook(hook))
-        try:
-            for batch in batches:
-                call_index.clear()
-                net(*batch)
-                recording[0] = False
-                previous_output[0] = None
-        finally:
-            for handle in handles:
-                handle.remove()
+        for batch in batches:
+            _, calls = watched(*batch)
+            if not events:
+                events = [(call.name, call.follows) for call in calls]
+            call_index: dict[str, int] = {}
+            for call in calls:
+                if call.name in watched.inputs_of:
+                    observe(call.name + ":in", call.x)
+                elif call.name in watched.outputs_of:
+                    call_index[call.name] = call_index.get(call.name, -1) + 1
+                    observe(f"{call.name}#{call_index[call.name]}", call.y)
         return events, observers
 
     @staticmethod
