@@ -25,8 +25,7 @@ import numpy as np
 
 from ...common.tensor import Tensor
 from ...nn.cell import Cell
-from .export_int8 import (InputQuant, _producer_qparams, _replace, _top_level_quant_cells, _trace, _type,
-                          convert_to_int8)
+from .export_int8 import InputQuant, _replace, _type, convert_to_int8
 from .observer import create_observer
 from .watch import WatchedNetwork
 
@@ -161,7 +160,7 @@ class PostTrainingQuantization:
         cells = {name: cell for name, cell in net.cells_and_names() if _type(cell) in _WATCHED}
         if not any(_type(c) in _LAYER_TYPES for c in cells.values()):
             raise ValueError("network: expected a network with nn.Conv2d or nn.Dense layers, found none")
-        events, observers = self._calibrate(net, cells, batches)
+        events, observers, needs_input_quant = self._calibrate(net, cells, batches)
         folded = self._fold_pairs(events, cells)
         for name, cell in cells.items():
             if _type(cell) in _LAYER_TYPES:
@@ -172,25 +171,45 @@ class PostTrainingQuantization:
                 _replace(net, name, sites[0] if len(sites) == 1 else _CallSites(sites))
         for bn_name in folded.values():
             _replace(net, bn_name, _Folded())
-        # the structure is traced on one sample: a trace holds every layer's input and output
+        self._quantize_inputs(net, needs_input_quant, observers)
         example = tuple(Tensor(a.asnumpy()[:1]) if a.ndim else a for a in batches[0])
-        self._quantize_inputs(net, example, observers)
         net.set_train(False)
         return net, example
 
-    def _calibrate(self, net: Cell, cells: dict, batches: list) -> tuple[list, dict]:
-        """Run ``net`` on every batch; (events of the first batch, observers by name).
+    def _calibrate(self, net: Cell, cells: dict, batches: list) -> tuple[list, dict, list]:
+        """Run ``net`` on every batch; (events of the first batch, observers by name, the layers whose
+        input needs a fake quant of its own).
 
         An event is (name, whether its input is the previous event's output). Layers observe their
         input (key ``name + ':in'``), activations their output at each call site (key ``name#k`` for
         the k-th call of a network call). The network is compiled once per batch layout with the
         observed tensors (or, for min/max, only their extremes) as extra outputs.
+
+        A layer's input lies on the grid of the activation called just before it (no fake quant of its
+        own) when it is that activation's output, or made of its values only (max-pooling, flattening:
+        each value of the first sample is one of the activation's); an average or a sum is not.
         """
-        layers = [name for name, cell in cells.items() if _type(cell) in _LAYER_TYPES]
-        acts = [name for name, cell in cells.items() if _type(cell) in _ACT_TYPES]
+        layers = {name for name, cell in cells.items() if _type(cell) in _LAYER_TYPES}
+        acts = {name for name, cell in cells.items() if _type(cell) in _ACT_TYPES}
+
+        def producer(calls: list, i: int) -> int | None:
+            """The layer or activation call just before call ``i``."""
+            return next((j for j in range(i - 1, -1, -1) if calls[j][0] in layers | acts), None)
+
+        def selections(calls: list) -> list[int]:
+            """Calls whose tensors must be seen whole: layers fed from an activation's output indirectly."""
+            whole = []
+            for i, (name, source) in enumerate(calls):
+                j = producer(calls, i)
+                if name in layers and j is not None and calls[j][0] in acts and source != j:
+                    whole += [i, j]
+            return whole
+
         mode = "minmax" if self.activation_observer == "minmax" else "values"
-        watched = WatchedNetwork(net, list(cells.items()), inputs_of=layers, outputs_of=acts, mode=mode)
+        watched = WatchedNetwork(net, list(cells.items()), inputs_of=layers, outputs_of=acts, mode=mode,
+                                 whole_calls=selections)
         events: list[tuple[str, bool]] = []
+        needs_input_quant: list[str] = []
         observers: dict[str, Any] = {}
 
         def observe(key: str, values: np.ndarray | None) -> None:
@@ -201,14 +220,21 @@ class PostTrainingQuantization:
             _, calls = watched(*batch)
             if not events:
                 events = [(call.name, call.follows) for call in calls]
+                pairs = [(call.name, call.source) for call in calls]
+                for i, call in enumerate(calls):
+                    j = producer(pairs, i)
+                    on_grid = j is not None and calls[j].name in acts and (
+                        call.source == j or _values_among(call.x, calls[j].y))
+                    if call.name in layers and not on_grid and call.name not in needs_input_quant:
+                        needs_input_quant.append(call.name)
             call_index: dict[str, int] = {}
             for call in calls:
-                if call.name in watched.inputs_of:
+                if call.name in layers:
                     observe(call.name + ":in", call.x)
-                elif call.name in watched.outputs_of:
+                elif call.name in acts:
                     call_index[call.name] = call_index.get(call.name, -1) + 1
                     observe(f"{call.name}#{call_index[call.name]}", call.y)
-        return events, observers
+        return events, observers, needs_input_quant
 
     @staticmethod
     def _fold_pairs(events: list, cells: dict) -> dict[str, str]:
@@ -264,29 +290,24 @@ class PostTrainingQuantization:
         _set_range(quant.fake_quant_act, low, high)
         return quant
 
-    def _quantize_inputs(self, net: Cell, batch: tuple, observers: dict) -> None:
-        """Put an input fake quant before each layer whose input lies on no preceding ActQuant's grid."""
-        quant_cells = _top_level_quant_cells(net)
-        by_name = dict(quant_cells)
-        events = _trace(net, quant_cells, batch)
-        needs: list[str] = []
-        for i, (name, x, _) in enumerate(events):
-            if _type(by_name[name]) not in ("Conv2dQuant", "DenseQuant") or name in needs:
-                continue
-            if i > 0:
-                producer = by_name[events[i - 1][0]]
-                params = _producer_qparams(producer) if _type(producer) == "ActQuant" else None
-                if params is not None and params.scale.size == 1 and x is not None and params.on_grid(x):
-                    continue
-            needs.append(name)
-        for name in needs:
+    def _quantize_inputs(self, net: Cell, names: list[str], observers: dict) -> None:
+        """Put an input fake quant (with the input's calibrated range) before each layer of ``names``."""
+        cells = dict(net.cells_and_names())
+        for name in names:
             observer = observers.get(name + ":in")
             if observer is None:
                 continue
             fake_quant = self.quant_config.activation()
             low, high = observer.range()
             _set_range(fake_quant, low, high)
-            _replace(net, name, InputQuant(fake_quant, by_name[name]))
+            _replace(net, name, InputQuant(fake_quant, cells[name]))
+
+
+def _values_among(x: np.ndarray | None, y: np.ndarray | None) -> bool:
+    """Whether every value of ``x``'s first sample is one of ``y``'s first sample."""
+    if x is None or y is None or x.ndim == 0 or y.ndim == 0 or x.shape[0] != y.shape[0]:
+        return False
+    return bool(np.all(np.isin(x[0], y[0])))
 
 
 def _set_range(fake_quant: Cell, low: np.ndarray, high: np.ndarray) -> None:
