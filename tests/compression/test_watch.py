@@ -132,3 +132,34 @@ def test_errors_name_the_argument(net):
         WatchedNetwork(net, [("relu", object())])
     with pytest.raises(ValueError, match="mode"):
         WatchedNetwork(net, _watched(net), mode="mean")
+
+
+class Pools(nn.Cell):
+    """conv -> ReLU -> average pool -> conv -> ReLU -> max pool -> flatten -> dense."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(2, 4, 3, pad_mode="same")
+        self.relu1 = nn.ReLU()
+        self.avg = nn.AvgPool2d(2, 2)
+        self.conv2 = nn.Conv2d(4, 4, 3, pad_mode="same")
+        self.relu2 = nn.ReLU()
+        self.max = nn.MaxPool2d(3, 3)
+        self.flatten = nn.Flatten()
+        self.fc = nn.Dense(4, 3)
+
+    def construct(self, x):
+        x = self.avg(self.relu1(self.conv1(x)))
+        return self.fc(self.flatten(self.max(self.relu2(self.conv2(x)))))
+
+
+def test_input_fake_quant_only_where_the_input_leaves_the_activation_grid():
+    """An average of ReLU outputs lies off the ReLU's grid: the next convolution quantizes its input on a
+    grid of its own; a max-pooled and flattened one stays on it: the dense layer takes it as it is."""
+    aotnn.set_seed(8)
+    net = Pools()
+    net.set_train(False)
+    fake_quant_net = PostTrainingQuantization().apply(net, BATCHES[:2])
+    assert type(fake_quant_net.conv1).__name__ == "InputQuant"  # the network's input
+    assert type(fake_quant_net.conv2).__name__ == "InputQuant"
+    assert type(fake_quant_net.fc).__name__ == "DenseQuant"
