@@ -183,7 +183,7 @@ class PostTrainingQuantization:
         An event is (name, whether its input is the previous event's output). Layers observe their
         input (key ``name + ':in'``), activations their output at each call site (key ``name#k`` for
         the k-th call of a network call). The network is compiled once per batch layout with the
-        observed tensors (or, for min/max, only their extremes) as extra outputs.
+        observed tensors as extra outputs.
 
         A layer's input lies on the grid of the activation called just before it (no fake quant of its
         own) when it is that activation's output, or made of its values only (max-pooling, flattening:
@@ -196,18 +196,9 @@ class PostTrainingQuantization:
             """The layer or activation call just before call ``i``."""
             return next((j for j in range(i - 1, -1, -1) if calls[j][0] in layers | acts), None)
 
-        def selections(calls: list) -> list[int]:
-            """Calls whose tensors must be seen whole: layers fed from an activation's output indirectly."""
-            whole = []
-            for i, (name, source) in enumerate(calls):
-                j = producer(calls, i)
-                if name in layers and j is not None and calls[j][0] in acts and source != j:
-                    whole += [i, j]
-            return whole
-
-        mode = "minmax" if self.activation_observer == "minmax" else "values"
-        watched = WatchedNetwork(net, list(cells.items()), inputs_of=layers, outputs_of=acts, mode=mode,
-                                 whole_calls=selections)
+        # the tensors come back whole and numpy reduces them: reducing them in the graph ('minmax' mode)
+        # adds two or three kernels per tensor, whose build costs more than numpy's pass over the values
+        watched = WatchedNetwork(net, list(cells.items()), inputs_of=layers, outputs_of=acts)
         events: list[tuple[str, bool]] = []
         needs_input_quant: list[str] = []
         observers: dict[str, Any] = {}
