@@ -23,8 +23,8 @@ convolutions and dense layers multiply 8-bit integers with int32 accumulation
   without example inputs values travel as float32 on the fake-quant grid. Other quant cells
   (``TensorAddQuant``, ``MulQuant``, unfused ``ActQuant``) keep their fake-quant float form.
 
-Which fake quant produced which input is found by running the network once on example inputs with
-forward hooks (checking that the values lie on that fake quant's grid); without inputs, the order in
+Which fake quant produced which input is found by running the network once on example inputs, as
+one compiled graph returning every quant cell's input and output (checking that the values lie on that fake quant's grid); without inputs, the order in
 which the cells are defined is taken as the order in which they run.
 """
 from __future__ import annotations

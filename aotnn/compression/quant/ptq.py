@@ -1,8 +1,8 @@
 """``PostTrainingQuantization``: int8 deployment of a trained float network from a calibration set.
 
-The float network is run on the calibration batches with forward hooks that feed observers
-(:mod:`.observer`): the outputs of every ReLU / ReLU6 cell and the inputs of every convolution and
-dense layer. The network is then rewritten in the quantization-aware form that
+The float network is compiled once (per batch layout) as one graph that also returns what the
+observers (:mod:`.observer`) watch: the outputs of every ReLU / ReLU6 cell and the inputs of every
+convolution and dense layer (:class:`.watch.WatchedNetwork`), and run on each calibration batch. The network is then rewritten in the quantization-aware form that
 :class:`QuantizationAwareTraining` produces, with the observed ranges in place of trained ones:
 
 - ``Conv2d`` (with the ``BatchNorm2d`` that follows it folded in) -> ``Conv2dQuant``, ``Dense`` ->
