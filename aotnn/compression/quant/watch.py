@@ -8,7 +8,7 @@ the graph (or only their min and max, a few bytes), builds it once and runs it o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Collection, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -64,10 +64,7 @@ class WatchedNetwork:
         inputs_of (Sequence[str] | None): names whose first argument is wanted; None: all.
         outputs_of (Sequence[str] | None): names whose output is wanted; None: all.
         mode (str): 'values' (the tensors) or 'minmax' (each tensor's ``[min, max]``, reduced in the
-            graph). Default: 'values'.
-        whole_calls (Callable | None): in 'minmax' mode, called once per capture with the calls'
-            ``(name, source)`` in order (see :class:`WatchedCall`); the indices it returns are the
-            calls whose tensors are returned whole. Default: None.
+            graph: little to return, but two reductions more to build per tensor). Default: 'values'.
 
     Raises:
         TypeError: ``network`` or a watched cell is not a Cell.
@@ -80,8 +77,7 @@ class WatchedNetwork:
     """
 
     def __init__(self, network: Cell, watched: Sequence[tuple[str, Cell]], inputs_of: Sequence[str] | None = None,
-                 outputs_of: Sequence[str] | None = None, mode: str = "values",
-                 whole_calls: Callable[[list[tuple[str, int | None]]], Collection[int]] | None = None):
+                 outputs_of: Sequence[str] | None = None, mode: str = "values"):
         if not isinstance(network, Cell):
             raise TypeError(f"network: expected a Cell, got {type(network).__name__}")
         for name, cell in watched:
@@ -89,7 +85,7 @@ class WatchedNetwork:
                 raise TypeError(f"watched: expected (name, Cell) pairs, got {type(cell).__name__} for {name!r}")
         if mode not in _MODES:
             raise ValueError(f"mode: expected one of {_MODES}, got {mode!r}")
-        self.network, self.watched, self.mode, self.whole_calls = network, list(watched), mode, whole_calls
+        self.network, self.watched, self.mode = network, list(watched), mode
         self.inputs_of = None if inputs_of is None else set(inputs_of)
         self.outputs_of = None if outputs_of is None else set(outputs_of)
         self._compiled: dict[tuple, tuple[Any, list[_Slot]]] = {}
@@ -128,29 +124,26 @@ class WatchedNetwork:
                     undo()
             sources = [next((j for j in range(i - 1, -1, -1) if _same(x, calls[j][2])), None)
                        for i, (_, x, _) in enumerate(calls)]
-            whole = set() if self.whole_calls is None else set(
-                self.whole_calls([(name, source) for (name, _, _), source in zip(calls, sources)]))
             leaves: list[Tensor] = []
-            kinds: list[bool] = []  # whether each leaf is returned whole
 
-            def leaf(tensor: Any, whole_: bool) -> int | None:
+            def leaf(tensor: Any) -> int | None:
                 if not isinstance(tensor, Tensor) or not tensor.is_symbolic:
                     return None
-                whole_ = whole_ or self.mode == "values"
                 for i, seen in enumerate(leaves):
-                    if kinds[i] == whole_ and _same(seen, tensor):
+                    if _same(seen, tensor):
                         return i
                 leaves.append(tensor)
-                kinds.append(whole_)
                 return len(leaves) - 1
 
             slots.clear()
             for i, ((name, x, y), source) in enumerate(zip(calls, sources)):
                 want_x = self.inputs_of is None or name in self.inputs_of
                 want_y = self.outputs_of is None or name in self.outputs_of
-                slots.append(_Slot(name, leaf(x, i in whole) if want_x else None,
-                                   leaf(y, i in whole) if want_y else None, source == i - 1, source))
-            return output, [t if keep else ops.stack([ops.amin(t), ops.amax(t)]) for t, keep in zip(leaves, kinds)]
+                slots.append(_Slot(name, leaf(x) if want_x else None, leaf(y) if want_y else None,
+                                   source == i - 1, source))
+            if self.mode == "minmax":
+                leaves[:] = [ops.stack([ops.amin(t), ops.amax(t)]) for t in leaves]
+            return output, leaves
 
         specs = [(f"input{i}", t.shape, t.dtype.name) for i, t in enumerate(tensors)]
         return compile_function(run, specs), list(slots)
