@@ -6,7 +6,9 @@ statistics re-estimated: ``trained_like.py``), calibrates ``PostTrainingQuantiza
 ``--held-out`` other inputs, each as ONE compiled graph returning every activation
 (``WatchedNetwork``), and prints for each activation call site, in call order, the relative error
 ``||fake - float|| / ||float||`` there (the error accumulated up to that point) and the growth over
-the previous site (the error that site's layer and quantization add); then the logits' relative
+the previous site (the error that site's layer and quantization add), beside the error float32
+itself reaches there when the first activation's relative quantization error is put on its input as
+Gaussian noise instead (how much the network amplifies any small error); then the logits' relative
 error, the median top-1 margin of float32 against the median logit error, and the top-1 agreement of
 the fake-quantized network with float32.
 
@@ -34,17 +36,34 @@ def _relative(a: np.ndarray, b: np.ndarray) -> float:
 def site_errors(float_net, fake_quant_net, names: list[str], inputs: np.ndarray,
                 chunk: int = 10) -> tuple[list, np.ndarray, np.ndarray]:
     """([(site, relative error)] in call order, float logits, fake-quantized logits); the inputs run
-    ``chunk`` at a time (every activation of a chunk is held at once)."""
-    float_cells, fake_cells = dict(float_net.cells_and_names()), dict(fake_quant_net.cells_and_names())
+    ``chunk`` at a time (every activation of a chunk is held at once). ``fake_quant_net`` may be the
+    float network itself (on other inputs: see :func:`perturbed_errors`)."""
+    return _errors(float_net, fake_quant_net, names, inputs, inputs, chunk)
+
+
+def perturbed_errors(float_net, names: list[str], inputs: np.ndarray, noise: float,
+                     chunk: int = 10) -> tuple[list, np.ndarray, np.ndarray]:
+    """As :func:`site_errors`, float32 against itself on inputs with Gaussian noise of ``noise`` times
+    their RMS added: how much the network alone amplifies a small relative error."""
+    rng = np.random.default_rng(1)
+    rms = float(np.sqrt(np.mean(inputs.astype(np.float64) ** 2)))
+    noisy = (inputs + noise * rms * rng.standard_normal(inputs.shape)).astype(np.float32)
+    return _errors(float_net, float_net, names, inputs, noisy, chunk)
+
+
+def _errors(float_net, other_net, names: list[str], inputs: np.ndarray, other_inputs: np.ndarray,
+            chunk: int) -> tuple[list, np.ndarray, np.ndarray]:
+    float_cells, fake_cells = dict(float_net.cells_and_names()), dict(other_net.cells_and_names())
     float_run = WatchedNetwork(float_net, [(n, float_cells[n]) for n in names], inputs_of=[])
-    fake_run = WatchedNetwork(fake_quant_net, [(n, fake_cells[n]) for n in names], inputs_of=[])
+    fake_run = float_run if other_net is float_net else \
+        WatchedNetwork(other_net, [(n, fake_cells[n]) for n in names], inputs_of=[])
     sites: list[str] = []
     noise: list[float] = []
     signal: list[float] = []
     logits: tuple[list, list] = ([], [])
     for start in range(0, len(inputs), chunk):
         float_out, float_calls = float_run(inputs[start:start + chunk])
-        fake_out, fake_calls = fake_run(inputs[start:start + chunk])
+        fake_out, fake_calls = fake_run(other_inputs[start:start + chunk])
         if [c.name for c in float_calls] != [c.name for c in fake_calls]:
             raise RuntimeError("the float and fake-quantized networks call their activations in different orders")
         if not sites:
@@ -87,14 +106,16 @@ def main(argv: list[str] | None = None) -> int:
     fake_quant_net = ptq.apply(net, [calibration[i:i + 25] for i in range(0, len(calibration), 25)])
     names = [name for name, cell in net.cells_and_names() if type(cell).__name__ in ("ReLU", "ReLU6")]
     sites, float_logits, fake_logits = site_errors(net, fake_quant_net, names, held_out)
+    noise = sites[0][1]  # the first activation's quantization error, put on the input instead
+    noisy_sites, _, noisy_logits = perturbed_errors(net, names, held_out, noise)
     previous = 0.0
     growth = []
     print(f"{args.model} {shape}, observer {args.observer}, weights per {'tensor' if args.per_tensor_weights else 'channel'}")
-    print("| site | relative error | growth |")
-    print("|---|---|---|")
-    for site, error in sites:
+    print(f"| site | relative error | growth | float32 with {100 * noise:.2f}% input noise |")
+    print("|---|---|---|---|")
+    for (site, error), (_, noisy) in zip(sites, noisy_sites):
         growth.append((error - previous, site))
-        print(f"| {site} | {error:.4f} | {error - previous:+.4f} |")
+        print(f"| {site} | {error:.4f} | {error - previous:+.4f} | {noisy:.4f} |")
         previous = error
     print(f"largest growth: {', '.join(f'{site} {g:+.4f}' for g, site in sorted(growth, reverse=True)[:args.top])}")
     top2 = np.sort(float_logits, axis=1)[:, -2:]
@@ -105,6 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"logits: relative error {_relative(fake_logits, float_logits):.4f}, median float top-1 margin {margin:.4g}, "
           f"median max |logit error| {logit_error:.4g}; fake-quant top-1 agreement {100 * agreement:.1f}% "
           f"({classes} float classes)")
+    noisy_agreement = float(np.mean(np.argmax(noisy_logits, 1) == np.argmax(float_logits, 1)))
+    print(f"float32 with {100 * noise:.2f}% input noise: logits relative error "
+          f"{_relative(noisy_logits, float_logits):.4f}, top-1 agreement {100 * noisy_agreement:.1f}%")
     return 0
 
 

@@ -53,3 +53,19 @@ def test_site_errors_match_numpy(ptq_layer_error):
     assert 0 < sites[0][1] < 0.1  # 8-bit grids: a small, non-zero error
     np.testing.assert_allclose(float_logits, reference_float, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(fake_logits, reference_fake, rtol=1e-4, atol=1e-4)
+
+
+def test_perturbed_errors_are_float_against_noisy_inputs(ptq_layer_error):
+    aotnn.set_seed(2)
+    net = _Net()
+    net.set_train(False)
+    x = np.random.default_rng(4).standard_normal((6, 2, 5, 5)).astype(np.float32)
+    sites, clean, noisy_logits = ptq_layer_error.perturbed_errors(net, ["relu"], x, 0.01, chunk=3)
+    rms = np.sqrt(np.mean(x.astype(np.float64) ** 2))
+    noisy = (x + 0.01 * rms * np.random.default_rng(1).standard_normal(x.shape)).astype(np.float32)
+    float_acts, reference_clean = _relu_outputs(net, x)
+    noisy_acts, reference_noisy = _relu_outputs(net, noisy)
+    for (_, error), f, q in zip(sites, float_acts, noisy_acts):
+        assert error == pytest.approx(np.linalg.norm(q - f) / np.linalg.norm(f), rel=1e-3, abs=1e-6)
+    np.testing.assert_allclose(clean, reference_clean, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(noisy_logits, reference_noisy, rtol=1e-4, atol=1e-5)
