@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from aotnn import Tensor, nn
+from aotnn.compression.quant.watch import WatchedNetwork
 
 
 def reestimate_batchnorms(net: nn.Cell, inputs: np.ndarray) -> int:
@@ -35,24 +36,26 @@ def reestimate_batchnorms(net: nn.Cell, inputs: np.ndarray) -> int:
         raise ValueError(f"inputs: expected a 4-D float numpy array, got "
                          f"{getattr(inputs, 'shape', type(inputs).__name__)} {getattr(inputs, 'dtype', '')}")
     net.set_train(False)
-    done: set[int] = set()
-
-    def before(cell, args):
-        if id(cell) in done:
-            return None
-        x = args[0].asnumpy().astype(np.float64)
+    batchnorms = [(name, cell) for name, cell in net.cells_and_names() if isinstance(cell, nn.BatchNorm2d)]
+    # in training mode a BatchNorm normalizes with its input's batch statistics: one call of the network
+    # with only its BatchNorms training gives every BatchNorm the input it has after those before it
+    # were re-estimated (one compiled graph; forward hooks would compile every cell on its own)
+    for _, cell in batchnorms:
+        cell.set_train(True)
+    try:
+        _, calls = WatchedNetwork(net, batchnorms, outputs_of=[])(Tensor(inputs.astype(np.float32)))
+    finally:
+        net.set_train(False)
+    cells = dict(batchnorms)
+    done: set[str] = set()
+    for call in calls:
+        if call.name in done:
+            continue
+        cell = cells[call.name]
+        x = call.x.astype(np.float64)
         axes = (0, 2, 3) if getattr(cell, "format", "NCHW") != "NHWC" else (0, 1, 2)
         dtype = cell.moving_mean.asnumpy().dtype
         cell.moving_mean.set_data(Tensor(x.mean(axis=axes).astype(dtype)))
         cell.moving_variance.set_data(Tensor(x.var(axis=axes).astype(dtype)))
-        done.add(id(cell))
-        return None
-
-    handles = [cell.register_forward_pre_hook(before) for _, cell in net.cells_and_names()
-               if isinstance(cell, nn.BatchNorm2d)]
-    try:
-        net(Tensor(inputs.astype(np.float32)))
-    finally:
-        for handle in handles:
-            handle.remove()
+        done.add(call.name)
     return len(done)

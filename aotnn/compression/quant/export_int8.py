@@ -23,8 +23,8 @@ convolutions and dense layers multiply 8-bit integers with int32 accumulation
   without example inputs values travel as float32 on the fake-quant grid. Other quant cells
   (``TensorAddQuant``, ``MulQuant``, unfused ``ActQuant``) keep their fake-quant float form.
 
-Which fake quant produced which input is found by running the network once on example inputs with
-forward hooks (checking that the values lie on that fake quant's grid); without inputs, the order in
+Which fake quant produced which input is found by running the network once on example inputs, as
+one compiled graph returning every quant cell's input and output (checking that the values lie on that fake quant's grid); without inputs, the order in
 which the cells are defined is taken as the order in which they run.
 """
 from __future__ import annotations
@@ -315,24 +315,17 @@ def _top_level_quant_cells(network: Cell) -> list[tuple[str, Cell]]:
 
 
 def _trace(network: Cell, cells: list[tuple[str, Cell]], inputs: tuple) -> list[tuple[str, Any, Any]]:
-    """(name, first input, output) of each quant cell, in the order a call on ``inputs`` runs them."""
-    events: list[tuple[str, Any, Any]] = []
-    handles = []
-    for name, cell in cells:
-        def hook(cell_, args, output, name=name):
-            first = args[0].asnumpy() if args and isinstance(args[0], Tensor) else None
-            out = output.asnumpy() if isinstance(output, Tensor) else None
-            events.append((name, first, out))
-        handles.append(cell.register_forward_hook(hook))
+    """(name, first input, output) of each quant cell, in the order a call on ``inputs`` runs them
+    (one compiled graph of the whole network returning them: :class:`.watch.WatchedNetwork`)."""
+    from .watch import WatchedNetwork
+
     was_training = network.training
     network.set_train(False)
     try:
-        network(*[a if isinstance(a, Tensor) else Tensor(np.asarray(a)) for a in inputs])
+        _, calls = WatchedNetwork(network, cells)(*inputs)
     finally:
         network.set_train(was_training)
-        for handle in handles:
-            handle.remove()
-    return events
+    return [(call.name, call.x, call.y) for call in calls]
 
 
 def _producer_qparams(cell: Cell) -> QParams | None:

@@ -27,8 +27,8 @@ class MinMaxObserver:
         self.high: np.ndarray | None = None
 
     def _rows(self, values: np.ndarray) -> np.ndarray:
-        """``values`` as (channels, -1) float64 (one row when per tensor)."""
-        values = np.asarray(values, np.float64)
+        """``values`` as (channels, -1), in their own type (one row when per tensor)."""
+        values = np.asarray(values)
         if not self.per_channel:
             return values.reshape(1, -1)
         return np.moveaxis(values, self.channel_axis, 0).reshape(values.shape[self.channel_axis], -1)
@@ -42,9 +42,10 @@ class MinMaxObserver:
         rows = self._rows(values)
         if rows.size == 0:
             raise ValueError(f"values: expected a non-empty array, got shape {np.shape(values)}")
-        if not np.all(np.isfinite(rows)):
+        # NaN propagates to min and max, and an infinity is one of them: checking them checks every value
+        low, high = rows.min(axis=1).astype(np.float64), rows.max(axis=1).astype(np.float64)
+        if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
             raise ValueError("values: expected finite calibration values, got NaN or infinity")
-        low, high = rows.min(axis=1), rows.max(axis=1)
         if self.low is not None and self.low.shape != low.shape:
             raise ValueError(f"values: expected {self.low.shape[0]} channels as before, got {low.shape[0]}")
         self.low = low if self.low is None else np.minimum(self.low, low)

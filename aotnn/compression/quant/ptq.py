@@ -1,8 +1,8 @@
 """``PostTrainingQuantization``: int8 deployment of a trained float network from a calibration set.
 
-The float network is run on the calibration batches with forward hooks that feed observers
-(:mod:`.observer`): the outputs of every ReLU / ReLU6 cell and the inputs of every convolution and
-dense layer. The network is then rewritten in the quantization-aware form that
+The float network is compiled once (per batch layout) as one graph that also returns what the
+observers (:mod:`.observer`) watch: the outputs of every ReLU / ReLU6 cell and the inputs of every
+convolution and dense layer (:class:`.watch.WatchedNetwork`), and run on each calibration batch. The network is then rewritten in the quantization-aware form that
 :class:`QuantizationAwareTraining` produces, with the observed ranges in place of trained ones:
 
 - ``Conv2d`` (with the ``BatchNorm2d`` that follows it folded in) -> ``Conv2dQuant``, ``Dense`` ->
@@ -25,9 +25,9 @@ import numpy as np
 
 from ...common.tensor import Tensor
 from ...nn.cell import Cell
-from .export_int8 import (InputQuant, _producer_qparams, _replace, _top_level_quant_cells, _trace, _type,
-                          convert_to_int8)
+from .export_int8 import InputQuant, _replace, _type, convert_to_int8
 from .observer import create_observer
+from .watch import WatchedNetwork
 
 __all__ = ["PostTrainingQuantization"]
 
@@ -72,10 +72,6 @@ def _batches(calibration: Iterable) -> list[tuple[Tensor, ...]]:
     if not batches:
         raise ValueError("calibration: expected at least one batch, got none")
     return batches
-
-
-def _as_array(value: Any) -> np.ndarray | None:
-    return value.asnumpy() if isinstance(value, Tensor) else None
 
 
 class PostTrainingQuantization:
@@ -164,7 +160,7 @@ class PostTrainingQuantization:
         cells = {name: cell for name, cell in net.cells_and_names() if _type(cell) in _WATCHED}
         if not any(_type(c) in _LAYER_TYPES for c in cells.values()):
             raise ValueError("network: expected a network with nn.Conv2d or nn.Dense layers, found none")
-        events, observers = self._calibrate(net, cells, batches)
+        events, observers, needs_input_quant = self._calibrate(net, cells, batches)
         folded = self._fold_pairs(events, cells)
         for name, cell in cells.items():
             if _type(cell) in _LAYER_TYPES:
@@ -175,55 +171,61 @@ class PostTrainingQuantization:
                 _replace(net, name, sites[0] if len(sites) == 1 else _CallSites(sites))
         for bn_name in folded.values():
             _replace(net, bn_name, _Folded())
-        # the structure is traced on one sample: a trace holds every layer's input and output
+        self._quantize_inputs(net, needs_input_quant, observers)
         example = tuple(Tensor(a.asnumpy()[:1]) if a.ndim else a for a in batches[0])
-        self._quantize_inputs(net, example, observers)
         net.set_train(False)
         return net, example
 
-    def _calibrate(self, net: Cell, cells: dict, batches: list) -> tuple[list, dict]:
-        """Run ``net`` on every batch; (events of the first batch, observers by name).
+    def _calibrate(self, net: Cell, cells: dict, batches: list) -> tuple[list, dict, list]:
+        """Run ``net`` on every batch; (events of the first batch, observers by name, the layers whose
+        input needs a fake quant of its own).
 
         An event is (name, whether its input is the previous event's output). Layers observe their
         input (key ``name + ':in'``), activations their output at each call site (key ``name#k`` for
-        the k-th call of a network call).
+        the k-th call of a network call). The network is compiled once per batch layout with the
+        observed tensors as extra outputs.
+
+        A layer's input lies on the grid of the activation called just before it (no fake quant of its
+        own) when it is that activation's output, or made of its values only (max-pooling, flattening:
+        each value of the first sample is one of the activation's); an average or a sum is not.
         """
+        layers = {name for name, cell in cells.items() if _type(cell) in _LAYER_TYPES}
+        acts = {name for name, cell in cells.items() if _type(cell) in _ACT_TYPES}
+
+        def producer(calls: list, i: int) -> int | None:
+            """The layer or activation call just before call ``i``."""
+            return next((j for j in range(i - 1, -1, -1) if calls[j][0] in layers | acts), None)
+
+        # the tensors come back whole and numpy reduces them: reducing them in the graph ('minmax' mode)
+        # adds two or three kernels per tensor, whose build costs more than numpy's pass over the values
+        watched = WatchedNetwork(net, list(cells.items()), inputs_of=layers, outputs_of=acts)
         events: list[tuple[str, bool]] = []
+        needs_input_quant: list[str] = []
         observers: dict[str, Any] = {}
-        recording = [True]
-        previous_output: list[Any] = [None]
-        call_index: dict[str, int] = {}
-        handles = []
 
         def observe(key: str, values: np.ndarray | None) -> None:
             if values is not None:
                 observers.setdefault(key, create_observer(self.activation_observer, self.percentile)).update(values)
 
-        for name, cell in cells.items():
-            def hook(cell_, args, output, name=name):
-                x = _as_array(args[0]) if args else None
-                y = _as_array(output)
-                if recording[0]:
-                    last = previous_output[0]
-                    events.append((name, x is not None and last is not None and x.shape == last.shape
-                                   and np.array_equal(x, last)))
-                    previous_output[0] = y
-                if _type(cell_) in _LAYER_TYPES:
-                    observe(name + ":in", x)
-                elif _type(cell_) in _ACT_TYPES:
-                    call_index[name] = call_index.get(name, -1) + 1
-                    observe(f"{name}#{call_index[name]}", y)
-            handles.append(cell.register_forward_hook(hook))
-        try:
-            for batch in batches:
-                call_index.clear()
-                net(*batch)
-                recording[0] = False
-                previous_output[0] = None
-        finally:
-            for handle in handles:
-                handle.remove()
-        return events, observers
+        for batch in batches:
+            _, calls = watched(*batch)
+            if not events:
+                events = [(call.name, call.follows) for call in calls]
+                pairs = [(call.name, call.source) for call in calls]
+                for i, call in enumerate(calls):
+                    j = producer(pairs, i)
+                    on_grid = j is not None and calls[j].name in acts and (
+                        call.source == j or _values_among(call.x, calls[j].y))
+                    if call.name in layers and not on_grid and call.name not in needs_input_quant:
+                        needs_input_quant.append(call.name)
+            call_index: dict[str, int] = {}
+            for call in calls:
+                if call.name in layers:
+                    observe(call.name + ":in", call.x)
+                elif call.name in acts:
+                    call_index[call.name] = call_index.get(call.name, -1) + 1
+                    observe(f"{call.name}#{call_index[call.name]}", call.y)
+        return events, observers, needs_input_quant
 
     @staticmethod
     def _fold_pairs(events: list, cells: dict) -> dict[str, str]:
@@ -279,29 +281,24 @@ class PostTrainingQuantization:
         _set_range(quant.fake_quant_act, low, high)
         return quant
 
-    def _quantize_inputs(self, net: Cell, batch: tuple, observers: dict) -> None:
-        """Put an input fake quant before each layer whose input lies on no preceding ActQuant's grid."""
-        quant_cells = _top_level_quant_cells(net)
-        by_name = dict(quant_cells)
-        events = _trace(net, quant_cells, batch)
-        needs: list[str] = []
-        for i, (name, x, _) in enumerate(events):
-            if _type(by_name[name]) not in ("Conv2dQuant", "DenseQuant") or name in needs:
-                continue
-            if i > 0:
-                producer = by_name[events[i - 1][0]]
-                params = _producer_qparams(producer) if _type(producer) == "ActQuant" else None
-                if params is not None and params.scale.size == 1 and x is not None and params.on_grid(x):
-                    continue
-            needs.append(name)
-        for name in needs:
+    def _quantize_inputs(self, net: Cell, names: list[str], observers: dict) -> None:
+        """Put an input fake quant (with the input's calibrated range) before each layer of ``names``."""
+        cells = dict(net.cells_and_names())
+        for name in names:
             observer = observers.get(name + ":in")
             if observer is None:
                 continue
             fake_quant = self.quant_config.activation()
             low, high = observer.range()
             _set_range(fake_quant, low, high)
-            _replace(net, name, InputQuant(fake_quant, by_name[name]))
+            _replace(net, name, InputQuant(fake_quant, cells[name]))
+
+
+def _values_among(x: np.ndarray | None, y: np.ndarray | None) -> bool:
+    """Whether every value of ``x``'s first sample is one of ``y``'s first sample."""
+    if x is None or y is None or x.ndim == 0 or y.ndim == 0 or x.shape[0] != y.shape[0]:
+        return False
+    return bool(np.all(np.isin(x[0], y[0])))
 
 
 def _set_range(fake_quant: Cell, low: np.ndarray, high: np.ndarray) -> None:
