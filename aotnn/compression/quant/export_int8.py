@@ -20,8 +20,16 @@ convolutions and dense layers multiply 8-bit integers with int32 accumulation
   dequantize/quantize pair), so that the network's own ``construct`` runs max-pooling and flattening
   on integers. A link is kept only when the network, called on the example inputs, gives the same
   output with it as without it (an addition or any other float consumer of that tensor would not);
-  without example inputs values travel as float32 on the fake-quant grid. Other quant cells
-  (``TensorAddQuant``, ``MulQuant``, unfused ``ActQuant``) keep their fake-quant float form.
+  without example inputs values travel as float32 on the fake-quant grid;
+- a layer without activation whose output goes straight into the next layer's input fake quant
+  (an ``InputQuant``, as post-training quantization places after a projection) requantizes onto that
+  grid in its epilogue, as if an ``ActQuant`` without activation followed it;
+- an ``ActQuant`` (ReLU, ReLU6 or none) or per-tensor fake quant that no layer absorbed, such as the
+  ReLU after a residual addition, becomes a :class:`~.integer_handover.QuantizedActivation`: it
+  quantizes onto its grid (the activation as the clamp) and hands the integers to the int8 layers that
+  read its output (:class:`~.integer_handover.Handover`), so that in the exported graph the addition is
+  fused into the producing convolution's epilogue and uint8 tensors cross the kernels. Other quant
+  cells (``TensorAddQuant``, ``MulQuant``) keep their fake-quant float form.
 
 Which fake quant produced which input is found by running the network once on example inputs with
 forward hooks (checking that the values lie on that fake quant's grid); without inputs, the order in
