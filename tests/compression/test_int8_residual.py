@@ -68,7 +68,8 @@ def _conv(x: np.ndarray, w: np.ndarray, stride: int, pad: int) -> np.ndarray:
     out = np.zeros((n, o, oh, ow), np.int64)
     for i in range(kh):
         for j in range(kw):
-            out += np.einsum("nchw,oc->nohw", x[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride], w[:, :, i, j])
+            patch = x[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride]
+            out += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j])
     return out
 
 
