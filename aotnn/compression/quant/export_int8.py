@@ -20,8 +20,16 @@ convolutions and dense layers multiply 8-bit integers with int32 accumulation
   dequantize/quantize pair), so that the network's own ``construct`` runs max-pooling and flattening
   on integers. A link is kept only when the network, called on the example inputs, gives the same
   output with it as without it (an addition or any other float consumer of that tensor would not);
-  without example inputs values travel as float32 on the fake-quant grid. Other quant cells
-  (``TensorAddQuant``, ``MulQuant``, unfused ``ActQuant``) keep their fake-quant float form.
+  without example inputs values travel as float32 on the fake-quant grid;
+- a layer without activation whose output goes straight into the next layer's input fake quant
+  (an ``InputQuant``, as post-training quantization places after a projection) requantizes onto that
+  grid in its epilogue, as if an ``ActQuant`` without activation followed it;
+- an ``ActQuant`` (ReLU, ReLU6 or none) or per-tensor fake quant that no layer absorbed, such as the
+  ReLU after a residual addition, becomes a :class:`~.integer_handover.QuantizedActivation`: it
+  quantizes onto its grid (the activation as the clamp) and hands the integers to the int8 layers that
+  read its output (:class:`~.integer_handover.Handover`), so that in the exported graph the addition is
+  fused into the producing convolution's epilogue and uint8 tensors cross the kernels. Other quant
+  cells (``TensorAddQuant``, ``MulQuant``) keep their fake-quant float form.
 
 Which fake quant produced which input is found by running the network once on example inputs, as
 one compiled graph returning every quant cell's input and output (checking that the values lie on that fake quant's grid); without inputs, the order in
@@ -39,6 +47,7 @@ from ...common.parameter import Parameter
 from ...common.tensor import Tensor
 from ...nn.cell import Cell
 from ... import ops
+from .integer_handover import Handover, QuantizedActivation, grid_key
 
 __all__ = ["convert_to_int8", "export_int8"]
 
@@ -228,6 +237,20 @@ class Int8Layer(Cell):
         self.channels = channels
         self.integer_input = False
         self.integer_output = False
+        self.handover = None  # set by convert_to_int8: integers offered by this call's producers
+
+    def _input_integers(self, x):
+        """The 8-bit input: ``x`` itself (``integer_input``), the integers a producer offered for it, or ``x``
+        quantized onto the input grid."""
+        p = self.in_qparams
+        if self.integer_input:
+            return x
+        if self.handover is not None:
+            key = grid_key(p.scale[0], p.zero_point[0], p.dtype)
+            q = self.handover.take(x, key, p.qmin, p.qmax)
+            if q is not None:
+                return q
+        return ops.int8_quantize(x, self.x_scale, self.x_zero_point, p.qmin, p.qmax, p.dtype, 1)
 
     def _accumulate(self, xq):
         folded = self.in_qparams is not None
@@ -238,18 +261,18 @@ class Int8Layer(Cell):
 
     def construct(self, x):
         if self.in_qparams is not None:
-            p = self.in_qparams
-            if self.integer_input:
-                xq = x
-            else:
-                xq = ops.int8_quantize(x, self.x_scale, self.x_zero_point, p.qmin, p.qmax, p.dtype, 1)
-            acc = self._accumulate(xq)
+            acc = self._accumulate(self._input_integers(x))
             if self.fused:
+                q = self.out_qparams
                 yq = ops.int8_requantize(acc, self.bias, self.multiplier, self.y_zero_point, self.out_low,
-                                         self.out_high, self.out_qparams.dtype, 1)
+                                         self.out_high, q.dtype, 1)
                 if self.integer_output:
                     return yq
-                return ops.int8_dequantize(yq, self.y_scale, self.y_zero_point, 1)
+                y = ops.int8_dequantize(yq, self.y_scale, self.y_zero_point, 1)
+                if self.handover is not None:
+                    self.handover.offer(self, y, yq, grid_key(q.scale[0], q.zero_point[0], q.dtype), self.out_low,
+                                        self.out_high)
+                return y
             if self.bias is not None:
                 acc = acc + self._per_channel(self.bias, acc)
             y = ops.int8_dequantize(acc, self.acc_scale, 0, 1)
@@ -381,6 +404,7 @@ def convert_to_int8(network: Cell, *inputs: Any) -> Cell:
     fused_acts: dict[str, str] = {}  # fused ActQuant name -> the layer that produces its output
     converted: dict[str, Int8Layer] = {}
     links: list[tuple[str, str]] = []  # (producing layer, consuming layer) on one integer grid
+    input_fake_quants = {id(cell.fake_quant_input) for _, cell in net.cells_and_names() if isinstance(cell, InputQuant)}
     for i, (name, x, y) in enumerate(events):
         layer = by_name[name]
         if _type(layer) not in _LAYERS:
@@ -394,9 +418,10 @@ def convert_to_int8(network: Cell, *inputs: Any) -> Cell:
                 if producer is not None and calls[events[i - 1][0]] == 1:
                     links.append((producer, name))
         out_q, act = None, getattr(layer, "activation", None) if getattr(layer, "activation_flag", False) else None
-        if i + 1 < len(events) and _type(by_name[events[i + 1][0]]) == "ActQuant":
+        # the output grid: an ActQuant right after the layer, or the input fake quant of the next layer
+        nxt = by_name[events[i + 1][0]] if i + 1 < len(events) else None
+        if nxt is not None and (_type(nxt) == "ActQuant" or id(nxt) in input_fake_quants):
             nxt_name, nxt_x, _ = events[i + 1]
-            nxt = by_name[nxt_name]
             same_input = y is None or (nxt_x is not None and nxt_x.shape == y.shape and np.array_equal(nxt_x, y))
             nxt_q = _producer_qparams(nxt)
             if act is None and same_input and nxt_q is not None and nxt_q.scale.size == 1 \
@@ -408,6 +433,14 @@ def convert_to_int8(network: Cell, *inputs: Any) -> Cell:
         _replace(net, name, converted[name])
     for name in fused_acts:
         _replace(net, name, _Passthrough())
+    handover = Handover()
+    for name, cell in cells:
+        if name not in fused_acts and id(cell) not in input_fake_quants:
+            quantized = _quantized_activation(cell, handover)
+            if quantized is not None:
+                _replace(net, name, quantized)
+    for layer in converted.values():
+        layer.handover = handover
     for _, cell in net.cells_and_names():
         if isinstance(cell, InputQuant) and isinstance(cell.layer, Int8Layer) and cell.layer.in_qparams is not None:
             cell.fake_quant_input = _Passthrough()
@@ -415,6 +448,24 @@ def convert_to_int8(network: Cell, *inputs: Any) -> Cell:
     if inputs and links:
         _link_integer_layers(net, [(converted[a], converted[b]) for a, b in links if calls[b] == 1], inputs)
     return net
+
+
+def _quantized_activation(cell: Cell, handover: Handover) -> QuantizedActivation | None:
+    """The integer form of an unfused per-tensor ``ActQuant`` (ReLU, ReLU6 or none) or fake quant, else None."""
+    kind = _type(cell)
+    if kind not in ("ActQuant", "FakeQuantWithMinMaxObserver") or getattr(cell, "fake_before", False):
+        return None
+    if getattr(cell, "per_channel", False):
+        return None
+    params = _producer_qparams(cell)
+    if params is None or params.scale.size != 1:
+        return None
+    params = unsigned_grid(params)
+    bounds = _act_bounds(getattr(cell, "act", None), params)
+    if bounds is None:
+        return None
+    return QuantizedActivation(float(params.scale[0]), int(params.zero_point[0]), bounds[0], bounds[1], params.dtype,
+                               handover)
 
 
 def _set_links(net: Cell, links: list[tuple[Int8Layer, Int8Layer]], on: bool) -> None:
