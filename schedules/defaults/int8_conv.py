@@ -327,11 +327,15 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     (kh, kw, channel groups); one instruction per pixel and channel group; tasks are output rows
     (with their channel blocks when rows are few)."""
     acc = common.find_block(sch, ACC)
-    out = common.find_block(sch, OUT)
-    pad = common.find_block(sch, PAD)
+    schedule_tiles(sch, cpu, acc, common.find_block(sch, OUT), common.find_block(sch, PAD), _step_of(sch, acc))
+
+
+def schedule_tiles(sch: Schedule, cpu: CpuInfo, acc, out, pad, step: DotStep) -> None:
+    """The tiling of :func:`schedule` for the accumulation block ``acc``, its output stage ``out``, the
+    padded copy ``pad`` (or None) and the dot-product ``step`` tensorized per pixel and channel group
+    (shared with the aarch64 int8 rule)."""
     if out is None:
         raise common.NotScheduled("int8 convolution without its output stage")
-    step = _step_of(sch, acc)
     common.inline_consumers(sch, out)
     stmt = sch.get(acc)
     work = common.block_work(sch, acc)

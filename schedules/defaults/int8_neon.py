@@ -31,9 +31,9 @@ from tvm import relax, te, tirx
 from tvm.s_tir import Schedule, TensorIntrin
 from tvm.script import tirx as T
 
-from . import common, conv2d
+from . import common, conv2d, int8_conv
 from .cpu import CpuInfo
-from .int8_conv import DotStep, _schedule_pad, _unpadded, ow_block_for, pack_weight, weight_sums
+from .int8_conv import DotStep, _unpadded, ow_block_for, pack_weight, weight_sums
 from .layout import Rewriter, dtype_of, static_shape
 
 ACC = "aotnn_int8_neon_conv2d"
@@ -238,34 +238,7 @@ def _step_of(sch: Schedule, acc) -> DotStep:
 def schedule(sch: Schedule, cpu: CpuInfo) -> None:
     """Output tiles of ``ow_block`` pixels x 16 channels accumulated in registers over (kh, kw, channel
     groups), one dot-product step per pixel and channel group; tasks are output rows (with their channel
-    blocks when rows are few)."""
+    blocks when rows are few): ``int8_conv``'s tiling with this rule's blocks and steps."""
     acc = common.find_block(sch, ACC)
-    out = common.find_block(sch, OUT)
-    pad = common.find_block(sch, PAD)
-    if out is None:
-        raise common.NotScheduled("int8 convolution without its output stage")
-    step = _step_of(sch, acc)
-    common.inline_consumers(sch, out)
-    stmt = sch.get(acc)
-    work = common.block_work(sch, acc)
-    ow_block = conv2d.tile(stmt, "ow")
-    n, rows = (int(d) for d in stmt.writes[0].source.shape[:2])
-    b, i, j, o, *reduction = sch.get_loops(acc)
-    o_outer, o_inner = sch.split(o, [None, step.lanes])
-    j_outer, j_inner = sch.split(j, [None, ow_block])
-    cr = reduction[-1]
-    if n * rows >= 4 * cpu.cores:
-        sch.reorder(b, i, o_outer, j_outer, *reduction[:-1], j_inner, o_inner, cr)
-        task = sch.fuse(b, i)
-    else:
-        sch.reorder(b, o_outer, i, j_outer, *reduction[:-1], j_inner, o_inner, cr)
-        task = sch.fuse(b, o_outer, i)
-    common.accumulate_in_registers(sch, acc)
-    sch.reverse_compute_at(out, j_outer, preserve_unit_loops=True)
-    if pad is not None:
-        _schedule_pad(sch, pad, cpu)
-    common.vectorize_registers(sch, out, sch.get_loops(out)[-1], cpu.lanes("int32"))
-    sch.unroll(j_inner)
-    common.parallel_if_worth(sch, task, work, cpu)
-    sch.decompose_reduction(acc, reduction[0])
-    sch.tensorize(o_inner, step.intrin)
+    int8_conv.schedule_tiles(sch, cpu, acc, common.find_block(sch, OUT), common.find_block(sch, PAD),
+                             _step_of(sch, acc))
