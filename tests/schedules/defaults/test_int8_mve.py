@@ -10,7 +10,7 @@ import numpy as np
 import aotnn
 from schedules.embedded_mcu import qemu_command
 from tests.schedules.defaults.test_int8_conv import conv_ref, requantize_ref
-from tests.schedules.defaults.test_int8_dsp import RNG, _as_nchw, _ConvChain, _requant, _SignedConv, pytestmark  # noqa: F401
+from tests.schedules.defaults.test_int8_dsp import RNG, _as_nchw, _ConvChain, _OneChannelConv, _requant, _SignedConv, pytestmark  # noqa: F401
 from tests.schedules.test_mcu import BOARDS
 
 
@@ -60,3 +60,16 @@ def test_signed_int8_convolution_on_cortex_m55_is_exact(tmp_path):
     assert 0.2 < np.mean((want > -128) & (want < 127))
     np.testing.assert_array_equal(_as_nchw(out, want), want)
     assert "vldrb.s16" in listing and "vmlava.s16" in listing
+
+
+def test_one_channel_int8_convolution_on_cortex_m55_is_exact(tmp_path):
+    # int8_dsp's packing (4 adjacent taps of a kernel row per step), each step on 32-bit lanes
+    x = RNG.integers(0, 256, (1, 1, 13, 10)).astype(np.uint8)
+    w = RNG.integers(-128, 128, (8, 1, 5, 4)).astype(np.int8)
+    bias, multiplier = _requant(8, 5e-4, 3e-3)
+    out, listing = _run_on_m55(_OneChannelConv(w, bias, multiplier), x, str(tmp_path / "one"), np.uint8)
+    want = requantize_ref(conv_ref(x, w, 6, 2, 2), bias, multiplier, 1, 0, 255)
+    assert 0.2 < np.mean((want > 0) & (want < 255))
+    np.testing.assert_array_equal(_as_nchw(out, want), want)
+    assert "vmlava.s32" in listing and "vldrb.u32" in listing and "vldrb.s32" in listing
+    assert "smlad" not in listing
