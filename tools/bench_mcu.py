@@ -19,6 +19,7 @@ Usage:
     python tools/bench_mcu.py                                   # LeNet5, DS-CNN, ResNet-8 on M4 and M55
     python tools/bench_mcu.py --models lenet5 --targets cortex-m4
     python tools/bench_mcu.py --models ds_cnn_int8 --targets cortex-m4  # post-training quantized to int8
+    python tools/bench_mcu.py --models ds_cnn_int8 --targets cortex-m55 --per-kernel  # and each kernel's share
     python tools/bench_mcu.py --models none --aarch64 resnet18,mobilenetv2 --aarch64-size 224
     python tools/bench_mcu.py --models none --aarch64 resnet18_int8 --aarch64-dotprod  # sdot (Armv8.2)
 """

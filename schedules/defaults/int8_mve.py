@@ -78,10 +78,15 @@ for _depth, _names in INTRINS.items():
         TensorIntrin.register(_name, _desc(_dtype, _depth), _impl(_dtype, _depth), override=True)
 
 
+def helium(cpu: CpuInfo) -> bool:
+    """Whether ``cpu`` is a microcontroller with Helium vectors (what the schedules see of a Cortex-M55)."""
+    return cpu.small_memory and cpu.vector_bits >= 128
+
+
 def has_mve(cpu: CpuInfo) -> bool:
     """Whether the target in scope is a microcontroller with Helium's integer vectors (``mve``)."""
     target = tvm.target.Target.current(allow_none=True)
-    return cpu.small_memory and target is not None and _has("mve", target)
+    return helium(cpu) and target is not None and _has("mve", target)
 
 
 def rewrite_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
@@ -108,11 +113,6 @@ def rewrite_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
     return True
 
 
-def helium(cpu: CpuInfo) -> bool:
-    """Whether ``cpu`` is a microcontroller with Helium vectors (what the schedules see of a Cortex-M55)."""
-    return cpu.small_memory and cpu.vector_bits >= 128
-
-
 def _weight_tile(sch: Schedule) -> list[int] | None:
     acc = common.find_block(sch, int8_conv.ACC)
     if acc is None:
@@ -129,7 +129,6 @@ def matches(sch: Schedule) -> bool:
 
 def schedule(sch: Schedule, cpu: CpuInfo) -> Schedule:
     """``int8_dsp``'s register tiles and per-tile requantization, each step four ``vmlava``."""
-    depth = _weight_tile(sch)[1]
-    if depth != DEPTH and not helium(cpu):
-        raise common.NotScheduled("int8_dsp's steps of 4 on a microcontroller without Helium")
-    return int8_dsp.schedule_steps(sch, cpu, INTRINS[depth])
+    if not helium(cpu):  # another CPU's packing may have the same tile shape
+        raise common.NotScheduled("not a microcontroller with Helium vectors")
+    return int8_dsp.schedule_steps(sch, cpu, INTRINS[_weight_tile(sch)[1]])

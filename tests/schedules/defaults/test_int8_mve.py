@@ -6,12 +6,16 @@ import os
 import subprocess
 
 import numpy as np
+import pytest
 
 import aotnn
 from schedules.embedded_mcu import qemu_command
 from tests.schedules.defaults.test_int8_conv import conv_ref, requantize_ref
-from tests.schedules.defaults.test_int8_dsp import RNG, _as_nchw, _ConvChain, _OneChannelConv, _requant, _SignedConv, pytestmark  # noqa: F401
-from tests.schedules.test_mcu import BOARDS
+from tests.schedules.defaults.test_int8_dsp import RNG, _as_nchw, _ConvChain, _OneChannelConv, _requant, _SignedConv
+from tests.schedules.test_mcu import BOARDS, HAVE_TOOLS
+
+pytestmark = pytest.mark.skipif(not HAVE_TOOLS, reason="needs Debian's gcc-arm-none-eabi, libnewlib-arm-none-eabi "
+                                                       "and qemu-system-arm (tools/install.sh installs them)")
 
 
 def _run_on_m55(net, x: np.ndarray, folder: str, out_dtype) -> tuple[np.ndarray, str]:
