@@ -19,6 +19,7 @@ Usage:
     python tools/bench_mcu.py                                   # LeNet5, DS-CNN, ResNet-8 on M4 and M55
     python tools/bench_mcu.py --models lenet5 --targets cortex-m4
     python tools/bench_mcu.py --models ds_cnn_int8 --targets cortex-m4  # post-training quantized to int8
+    python tools/bench_mcu.py --models ds_cnn_int8 --targets cortex-m55 --per-kernel  # and each kernel's share
     python tools/bench_mcu.py --models none --aarch64 resnet18,mobilenetv2 --aarch64-size 224
     python tools/bench_mcu.py --models none --aarch64 resnet18_int8 --aarch64-dotprod  # sdot (Armv8.2)
 """
@@ -92,6 +93,25 @@ def counted_run(command: Sequence[str], cwd: str, plugin: str, marks: Sequence[i
     if done.returncode != 0 or total is None:
         raise RuntimeError(f"{' '.join(command)} failed (status {done.returncode}): {log[-2000:]}")
     return int(total.group(1)), [(int(a, 16), int(n)) for a, n in _MARK_LINE.findall(log)]
+
+
+def kernel_symbols(nm: str, image: str) -> dict[int, str]:
+    """Address -> name of the bundle's kernels (their exported ``__tvm_ffi_`` entry points)."""
+    listing = subprocess.run([nm, image], check=True, capture_output=True, text=True).stdout
+    prefix = "__tvm_ffi_"
+    return {int(parts[0], 16) & ~1: parts[2][len(prefix):] for parts in map(str.split, listing.splitlines())
+            if len(parts) == 3 and parts[2].startswith(prefix)}
+
+
+def kernel_profile(hits: list[tuple[int, int]], kernels: dict[int, str], start: int, stop: int) -> dict[str, int]:
+    """Instructions per kernel between the counts ``start`` and ``stop`` (one inference): from each kernel's
+    entry to the next mark (its call's glue included), summed over its calls."""
+    ordered = sorted((count, address) for address, count in hits if start <= count <= stop)
+    profile: dict[str, int] = {}
+    for (count, address), (following, _) in zip(ordered, ordered[1:]):
+        if address in kernels:
+            profile[kernels[address]] = profile.get(kernels[address], 0) + following - count
+    return profile
 
 
 def call_counts(hits: list[tuple[int, int]], run_address: int, end_address: int) -> tuple[int, int]:
@@ -176,7 +196,8 @@ def make_net(name: str, seed: int, shape: tuple[int, ...]):
     return PostTrainingQuantization().quantize(net, calibration), net
 
 
-def bench_bundle(name: str, shape: tuple[int, ...], target: str, plugin: str, workdir: str, seed: int = 0) -> Result:
+def bench_bundle(name: str, shape: tuple[int, ...], target: str, plugin: str, workdir: str, seed: int = 0,
+                 per_kernel: bool = False) -> Result:
     """Build ``name`` for ``target`` (a Cortex-M CPU or a key of AARCH64_TARGETS), run it twice under QEMU with the
     counting plugin and compare its output with x86."""
     import aotnn
@@ -200,8 +221,14 @@ def bench_bundle(name: str, shape: tuple[int, ...], target: str, plugin: str, wo
         from schedules.embedded_mcu import qemu_command
         command = qemu_command({"mcpu": target}, BOARDS[target])
     run_at, end_at = symbol_address(nm, image, run_function), symbol_address(nm, image, end)
-    _, hits = counted_run(command, bundle, plugin, [run_at, end_at])
+    kernels = kernel_symbols(nm, image) if per_kernel else {}
+    _, hits = counted_run(command, bundle, plugin, [run_at, end_at, *kernels])
     first, steady = call_counts(hits, run_at, end_at)
+    if per_kernel:
+        second_run = [count for address, count in hits if address == run_at][1]
+        profile = kernel_profile(hits, kernels, second_run, second_run + steady)
+        for kernel, count in sorted(profile.items(), key=lambda item: -item[1]):
+            print(f"  {count:>11,d}  {kernel}", flush=True)
     out = np.fromfile(os.path.join(bundle, "output0.bin"), dtype=np.float32)
     memory = bundle_memory(bundle)
     return Result(name, target, macs, first, steady, steady / max(macs, 1), memory.flash_bytes, memory.ram_bytes,
@@ -234,6 +261,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--aarch64-size", type=int, default=224, help="image side of the aarch64 models' input")
     parser.add_argument("--aarch64-dotprod", action="store_true",
                         help="build the aarch64 bundles for Armv8.2 with the dot-product extension (+dotprod: sdot)")
+    parser.add_argument("--per-kernel", action="store_true",
+                        help="also print each kernel's instructions in one inference (Cortex-M and aarch64)")
     parser.add_argument("--json", help="also write the results to this JSON file")
     args = parser.parse_args(argv)
     models = _names(args.models, list(MCU_MODELS), "--models")
@@ -244,12 +273,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         plugin = build_plugin(workdir)
         for name in models:
             for target in targets:
-                results.append(bench_bundle(name, MCU_MODELS[name], target, plugin, workdir))
+                results.append(bench_bundle(name, MCU_MODELS[name], target, plugin, workdir,
+                                            per_kernel=args.per_kernel))
                 print(format_rows(results[-1:]).splitlines()[1], flush=True)
         for name in big:
             shape = (1, 3, args.aarch64_size, args.aarch64_size)
             target = "aarch64+dotprod" if args.aarch64_dotprod else "aarch64"
-            results.append(bench_bundle(name, shape, target, plugin, workdir))
+            results.append(bench_bundle(name, shape, target, plugin, workdir, per_kernel=args.per_kernel))
             print(format_rows(results[-1:]).splitlines()[1], flush=True)
     print(format_rows(results))
     if args.json:

@@ -229,13 +229,19 @@ def matches(sch: Schedule) -> bool:
 def schedule(sch: Schedule, cpu: CpuInfo) -> Schedule:
     """Output tiles of ``PIXELS`` pixels x ``LANES`` channels accumulated in registers over (kh, kw, channel
     groups of 4), the requantization epilogue per tile (no int32 map in RAM)."""
+    return schedule_steps(sch, cpu, INTRINS)
+
+
+def schedule_steps(sch: Schedule, cpu: CpuInfo, intrins: dict[str, str]) -> Schedule:
+    """:func:`schedule` with the step tensorized by ``intrins[activation dtype]`` (a ``LANES``-output step over
+    the weight tile's innermost axis; ``int8_mve`` gives Helium's)."""
     acc = common.find_block(sch, int8_conv.ACC)
     out = common.find_block(sch, int8_conv.OUT)
     pad = common.find_block(sch, int8_conv.PAD)
     if out is None:
         raise common.NotScheduled("int8 convolution without its output stage")
     activation = str(next(r.source for r in sch.get(acc).reads if len(r.source.shape) == 4).dtype)
-    if activation not in INTRINS:
+    if activation not in intrins:
         raise common.NotScheduled(f"activations of type {activation}")
     common.inline_consumers(sch, out)
     ow_block = conv2d.tile(sch.get(acc), "ow")
@@ -251,7 +257,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> Schedule:
     sch.unroll(j_inner)
     _unroll_steps(sch, reduction[:-1])
     sch.decompose_reduction(acc, reduction[0])
-    sch.tensorize(o_inner, INTRINS[activation])
+    sch.tensorize(o_inner, intrins[activation])
     func = sch.mod["main"]
     if mcu_requantize.scalar_fpu(cpu):
         func = mcu_requantize.round_with_vcvtr(func)

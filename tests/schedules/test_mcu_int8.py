@@ -70,3 +70,7 @@ def test_ds_cnn_int8_on_cortex_m55_is_bit_exact_with_x86(ds_cnn_int8):
     net, x, expected, tmp = ds_cnn_int8
     bundle = aotnn.export(net, aotnn.Tensor(x), file_name=str(tmp / "m55"), target="cortex-m55")
     np.testing.assert_array_equal(run_on_qemu(bundle, BOARDS["cortex-m55"], x), expected)
+    instructions = count_instructions(bundle, BOARDS["cortex-m55"])
+    print(f"DS-CNN int8 cortex-m55: {instructions} instructions (whole run)")
+    # Helium vmlava dot products (int8_mve): one inference 2.32 M (tools/bench_mcu.py), 5.03 M on smlad before
+    assert 1_000_000 < instructions <= 2_400_000, instructions
