@@ -10,8 +10,6 @@ is scheduled as the memory-bound pass it is: vectorized over channels, spread ov
 """
 from __future__ import annotations
 
-import math
-
 from tvm.s_tir import Schedule
 from tvm.tirx import ForKind
 
@@ -19,20 +17,19 @@ from . import common
 from .cpu import CpuInfo
 
 
-def _elements(sch: Schedule, block) -> int | None:
+def _shape(sch: Schedule, block) -> tuple[int, ...] | None:
     writes = sch.get(block).writes
-    if not writes:
+    if not writes or not all(hasattr(s, "value") for s in writes[0].source.shape):
         return None
-    shape = writes[0].source.shape
-    if not all(hasattr(s, "value") for s in shape):
-        return None
-    return math.prod(int(s) for s in shape)
+    return tuple(int(s) for s in writes[0].source.shape)
 
 
 def broadcast_consumers(sch: Schedule, out) -> list[str]:
-    """Names of the blocks downstream of ``out`` that write more elements than ``out`` does."""
-    size = _elements(sch, out)
-    if size is None:
+    """Names of the blocks downstream of ``out`` (an NHWC result over a 1x1 map) that write an
+    NHWC map of the same images and channels over more pixels: the gate's broadcast multiply.
+    (A concatenation or any other change of channels is not one.)"""
+    small = _shape(sch, out)
+    if small is None or len(small) != 4 or small[1:3] != (1, 1):
         return []
     found, seen, frontier = [], set(), list(sch.get_consumers(out))
     while frontier:
@@ -41,8 +38,9 @@ def broadcast_consumers(sch: Schedule, out) -> list[str]:
         if name in seen:
             continue
         seen.add(name)
-        elements = _elements(sch, block)
-        if elements is not None and elements > size:
+        shape = _shape(sch, block)
+        if (shape is not None and len(shape) == 4 and (shape[0], shape[3]) == (small[0], small[3])
+                and shape[1] * shape[2] > 1):
             found.append(name)
         frontier.extend(sch.get_consumers(block))
     return found
