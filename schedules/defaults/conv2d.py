@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from tvm import relax, te, tirx
 from tvm.s_tir import Schedule
 
-from . import batchnorm_fold, common, lane_fma, weight_prefetch, winograd
+from . import batchnorm_fold, broadcast_epilogue, common, lane_fma, weight_prefetch, winograd
 from .cpu import CpuInfo
 from .layout import Rewriter, dtype_of, static_shape
 
@@ -423,6 +423,9 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> Schedule | None:
         raise common.NotScheduled("convolution without its output stage")
     unflat = common.find_block(sch, UNFLAT) is not None
     common.inline_producers(sch, pad if pad is not None else conv)  # a CLAMP input goes inline too
+    broadcast = broadcast_epilogue.broadcast_consumers(sch, out)
+    if broadcast:  # squeeze-and-excitation: the gate once per channel, not per element
+        broadcast_epilogue.fold_gate(sch, out, broadcast)
     common.inline_consumers(sch, out)
 
     stmt = sch.get(conv)
@@ -489,6 +492,7 @@ def schedule(sch: Schedule, cpu: CpuInfo) -> Schedule | None:
         for block in common.output_blocks(sch):
             if common.block_name(sch, block) != OUT:
                 common.schedule_injective_block(sch, block, cpu)
+    broadcast_epilogue.schedule_broadcast(sch, broadcast, cpu)
     if unflat and strip_free and not depthwise and weight and common.extent(sch, task) == int(weight[0].shape[0]):
         # one task per weight block (a deep layer over a small map): prefetch the next block
         func = weight_prefetch.prefetch_next_block(sch.mod["main"], weight[0], sch.get(task).loop_var,
