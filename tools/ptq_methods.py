@@ -46,10 +46,15 @@ def logits_of(net, inputs: np.ndarray, chunk: int = 20) -> np.ndarray:
     return np.concatenate([net(Tensor(inputs[i:i + chunk])).asnumpy() for i in range(0, len(inputs), chunk)])
 
 
+def clear_inputs(reference: np.ndarray, margin: float) -> np.ndarray:
+    """Which rows of ``reference`` (float32 logits) have a top-1 margin of at least ``margin`` times their std."""
+    top2 = np.sort(reference, axis=1)[:, -2:]
+    return (top2[:, 1] - top2[:, 0]) >= margin * reference.std(axis=1)
+
+
 def measures(reference: np.ndarray, logits: np.ndarray, margin: float) -> dict[str, float]:
     """{'agreement', 'clear agreement', 'clear count', 'cosine'} of ``logits`` against ``reference``."""
-    top2 = np.sort(reference, axis=1)[:, -2:]
-    clear = (top2[:, 1] - top2[:, 0]) >= margin * reference.std(axis=1)
+    clear = clear_inputs(reference, margin)
     same = np.argmax(logits, 1) == np.argmax(reference, 1)
     cosine = np.sum(reference * logits, 1) / (np.linalg.norm(reference, axis=1) * np.linalg.norm(logits, axis=1))
     return {"agreement": float(same.mean()), "clear agreement": float(same[clear].mean()) if clear.any() else float("nan"),
