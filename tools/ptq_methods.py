@@ -57,7 +57,8 @@ def measures(reference: np.ndarray, logits: np.ndarray, margin: float) -> dict[s
     clear = clear_inputs(reference, margin)
     same = np.argmax(logits, 1) == np.argmax(reference, 1)
     cosine = np.sum(reference * logits, 1) / (np.linalg.norm(reference, axis=1) * np.linalg.norm(logits, axis=1))
-    return {"agreement": float(same.mean()), "clear agreement": float(same[clear].mean()) if clear.any() else float("nan"),
+    return {"agreement": float(same.mean()),
+            "clear agreement": float(same[clear].mean()) if clear.any() else float("nan"),
             "clear count": int(clear.sum()), "cosine": float(cosine.mean())}
 
 

@@ -46,8 +46,11 @@ def equalization_pairs(network: Cell, example: Tensor | np.ndarray | tuple) -> l
     ``example`` (the order the cells are called in and which call's output each one takes).
 
     A pair qualifies when each link takes exactly the previous link's output, A, the BatchNorm2d and B
-    are called once per network call (the ReLU may be called elsewhere too), B is a ``Conv2d`` without groups or a ``Dense`` and no other watched cell
-    takes the ReLU's output (e.g. a downsampling shortcut).
+    are called once per network call (the ReLU may be called elsewhere too), B is a ``Conv2d`` without
+    groups or a ``Dense`` and no other Conv2d / Dense / BatchNorm2d / ReLU call takes the ReLU's output
+    (e.g. a downsampling shortcut). An operator that is not a cell (an addition, a concatenation) taking
+    the ReLU's output too is not seen: such a network's float output would change, so compare it before
+    and after when its structure is not known.
 
     Args:
         network (Cell): the float network (inference mode).
