@@ -136,9 +136,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calibration", type=int, default=100, help="calibration inputs (--models)")
     parser.add_argument("--held-out", type=int, default=200, help="inputs of the top-1 agreement (--models)")
     parser.add_argument("--pause", type=float, default=0.2, help="seconds between timing blocks (--models)")
-    parser.add_argument("--observer", default="minmax", choices=("minmax", "percentile"),
+    parser.add_argument("--observer", default="minmax", choices=("minmax", "percentile", "mse"),
                         help="PTQ activation observer (--models)")
     parser.add_argument("--percentile", type=float, default=99.99, help="with --observer percentile")
+    parser.add_argument("--cle", action="store_true", help="PTQ cross-layer equalization (--models)")
+    parser.add_argument("--bias-correction", action="store_true", help="PTQ bias correction (--models)")
+    parser.add_argument("--margin", type=float, default=0.1, help="'clear' inputs: float top-1 margin >= this "
+                                                                   "times the logits' std (--models)")
     args = parser.parse_args(argv)
     if args.models:
         from quant_vs_onnxruntime import run_models

@@ -81,7 +81,9 @@ def bench_one(name: str, args: Any, workdir: str) -> dict[str, Any]:
     net = _model(name)
     example = Tensor(held_out[:1])
     start = time.perf_counter()
-    ptq = PostTrainingQuantization(args.observer, args.percentile)
+    ptq = PostTrainingQuantization(args.observer, args.percentile,
+                                   cross_layer_equalization=getattr(args, "cle", False),
+                                   bias_correction=getattr(args, "bias_correction", False))
     fake_quant_net = ptq.apply(net, [calibration[i:i + 25] for i in range(0, len(calibration), 25)])
     ptq_s = time.perf_counter() - start
     modules = {"float": aotnn.export(net, example, file_name=os.path.join(workdir, f"{name}_float")),
@@ -102,24 +104,34 @@ def bench_one(name: str, args: Any, workdir: str) -> dict[str, Any]:
     top1 = {"float": _top1(lambda x: [modules["float"].run(x)], held_out),
             "int8": _top1(lambda x: [modules["int8"].run(x)], held_out),
             "ort int8": _top1(lambda x: ort_int8.run(None, {input_name: x}), held_out)}
+    from ptq_methods import clear_inputs
+
+    float_logits = np.concatenate([np.asarray(modules["float"].run(held_out[i:i + 1])).reshape(1, -1)
+                                   for i in range(len(held_out))])
+    clear = clear_inputs(float_logits, getattr(args, "margin", 0.1))
     x1 = held_out[:1]
     runners = [Runner("float", lambda: modules["float"].run(x1)), Runner("int8", lambda: modules["int8"].run(x1)),
                sessions["ort float"], sessions["ort int8"]]
     ms = time_round(runners, args.repeats, args.pause)
     return {"model": name, "ms": ms, "ptq_s": ptq_s, "classes": len(set(top1["float"].tolist())),
-            "agreement": {key: float(np.mean(top1[key] == top1["float"])) for key in ("int8", "ort int8")}}
+            "agreement": {key: float(np.mean(top1[key] == top1["float"])) for key in ("int8", "ort int8")},
+            "clear": int(clear.sum()), "clear agreement": {
+                key: float(np.mean(top1[key][clear] == top1["float"][clear])) if clear.any() else float("nan")
+                for key in ("int8", "ort int8")}}
 
 
 def format_rows(rows: list[dict[str, Any]]) -> str:
     heads = ["model", "float ms", "int8 ms", "int8/float", "ort float ms", "ort int8 ms", "ort int8/float",
-             "int8/ort int8", "top-1 agree int8", "top-1 agree ort int8", "float classes", "PTQ s"]
+             "int8/ort int8", "top-1 agree int8", "top-1 agree ort int8", "float classes", "PTQ s",
+             "clear-margin inputs", "agree int8 (clear)", "agree ort int8 (clear)"]
     lines = ["| " + " | ".join(heads) + " |", "|" + "|".join("---" for _ in heads) + "|"]
     for row in rows:
         ms, agree = row["ms"], row["agreement"]
         cells = [row["model"], f"{ms['float']:.3f}", f"{ms['int8']:.3f}", f"{ms['int8'] / ms['float']:.2f}",
                  f"{ms['ort float']:.3f}", f"{ms['ort int8']:.3f}", f"{ms['ort int8'] / ms['ort float']:.2f}",
                  f"{ms['int8'] / ms['ort int8']:.2f}", f"{100 * agree['int8']:.1f}%", f"{100 * agree['ort int8']:.1f}%",
-                 str(row["classes"]), f"{row['ptq_s']:.0f}"]
+                 str(row["classes"]), f"{row['ptq_s']:.0f}", str(row["clear"]),
+                 f"{100 * row['clear agreement']['int8']:.1f}%", f"{100 * row['clear agreement']['ort int8']:.1f}%"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -135,7 +147,10 @@ def run_models(names: list[str], args: Any) -> int:
             rows.append(bench_one(name, args, workdir))
             print(f"{name}: done", format_rows(rows[-1:]).splitlines()[-1], flush=True)  # kept if a later model dies
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"batch 1, {args.threads} threads, {args.repeats} timed calls per engine, PTQ observer {args.observer}, "
+    print(f"batch 1, {args.threads} threads, {args.repeats} timed calls per engine, PTQ observer {args.observer}"
+          f"{', cross-layer equalization' if getattr(args, 'cle', False) else ''}"
+          f"{', bias correction' if getattr(args, 'bias_correction', False) else ''}, "
+          f"clear margin {getattr(args, 'margin', 0.1)} std, "
           f"load average {load:.2f}")
     print(format_rows(rows))
     return 0 if all(row["agreement"]["int8"] >= 0.99 for row in rows) else 1

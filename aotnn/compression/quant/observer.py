@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["MinMaxObserver", "PercentileObserver", "create_observer"]
+__all__ = ["MinMaxObserver", "PercentileObserver", "MSEObserver", "create_observer"]
 
 
 class MinMaxObserver:
@@ -106,9 +106,62 @@ class PercentileObserver(MinMaxObserver):
         return low, high
 
 
+class MSEObserver(PercentileObserver):
+    """The clipped range whose 8-bit asymmetric grid has the least mean squared quantization error on
+    the values seen (kept as :class:`PercentileObserver` keeps them).
+
+    The candidates are ``[a * low, a * high]`` for ``a`` in ``steps`` even fractions of 1 (``low`` and
+    ``high`` the min and max seen, widened to hold 0); each value is rounded onto the candidate's grid of
+    ``2 ** num_bits - 1`` steps with clipping, and the candidate of least squared error wins (the
+    widest one on ties).
+
+    Args:
+        per_channel (bool): one range per index of ``channel_axis``. Default: False.
+        channel_axis (int): the channel axis when ``per_channel``. Default: 0.
+        num_bits (int): bits of the grid, 2 to 16. Default: 8.
+        steps (int): candidate fractions, at least 1. Default: 100.
+        max_samples_per_batch (int): values kept per batch and channel. Default: 1 << 15.
+
+    Raises:
+        ValueError: ``num_bits`` outside [2, 16], ``steps`` below 1 or ``max_samples_per_batch`` below 1.
+
+    Examples:
+        >>> observer = MSEObserver()
+        >>> values = np.random.default_rng(0).standard_normal(100000)
+        >>> observer.update(values)
+        >>> observer.range()[1] < values.max()  # the rare tail values are clipped
+        array([ True])
+    """
+
+    def __init__(self, per_channel: bool = False, channel_axis: int = 0, num_bits: int = 8, steps: int = 100,
+                 max_samples_per_batch: int = 1 << 15):
+        super().__init__(100.0, per_channel, channel_axis, max_samples_per_batch)
+        for name, value, least, most in (("num_bits", num_bits, 2, 16), ("steps", steps, 1, 1 << 20)):
+            if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+                raise ValueError(f"{name}: expected an int in [{least}, {most}], got {value!r}")
+        self.levels, self.steps = (1 << num_bits) - 1, steps
+
+    def range(self) -> tuple[np.ndarray, np.ndarray]:
+        MinMaxObserver.range(self)
+        values = np.concatenate(self.samples, axis=1).astype(np.float64)
+        low, high = np.minimum(self.low, 0.0), np.maximum(self.high, 0.0)
+        best = np.full(values.shape[0], np.inf)
+        best_low, best_high = low.copy(), high.copy()
+        for fraction in np.linspace(1.0, 1.0 / self.steps, self.steps):  # widest first: ties keep the wider
+            lo, hi = fraction * low, fraction * high
+            scale = np.where(hi - lo > 0, (hi - lo) / self.levels, 1.0)[:, None]
+            zero_point = np.round(-lo[:, None] / scale)
+            q = np.clip(np.round(values / scale) + zero_point, 0, self.levels)
+            error = np.mean(((q - zero_point) * scale - values) ** 2, axis=1)
+            better = error < best
+            best = np.where(better, error, best)
+            best_low, best_high = np.where(better, lo, best_low), np.where(better, hi, best_high)
+        return best_low, best_high
+
+
 def create_observer(kind: str, percentile: float = 99.99, per_channel: bool = False,
                     channel_axis: int = 0) -> MinMaxObserver:
-    """A new observer: ``kind`` 'minmax' or 'percentile'.
+    """A new observer: ``kind`` 'minmax', 'percentile' or 'mse'.
 
     Raises:
         ValueError: an unknown ``kind``.
@@ -117,4 +170,6 @@ def create_observer(kind: str, percentile: float = 99.99, per_channel: bool = Fa
         return MinMaxObserver(per_channel, channel_axis)
     if kind == "percentile":
         return PercentileObserver(percentile, per_channel, channel_axis)
-    raise ValueError(f"observer: expected 'minmax' or 'percentile', got {kind!r}")
+    if kind == "mse":
+        return MSEObserver(per_channel, channel_axis)
+    raise ValueError(f"observer: expected 'minmax', 'percentile' or 'mse', got {kind!r}")

@@ -25,7 +25,9 @@ import numpy as np
 
 from ...common.tensor import Tensor
 from ...nn.cell import Cell
-from .export_int8 import InputQuant, _replace, _type, convert_to_int8
+from .export_int8 import InputQuant, _replace, _type, convert_to_int8, fake_quant_qparams
+from .bias_correction import ChannelMeans, weight_rounding_shift
+from .equalize import cross_layer_equalize
 from .observer import create_observer
 from .watch import WatchedNetwork
 
@@ -82,13 +84,19 @@ class PostTrainingQuantization:
     :func:`convert_to_int8` builds for a QAT network.
 
     Args:
-        activation_observer (str): 'minmax' (the calibration values' min and max) or 'percentile'.
+        activation_observer (str): 'minmax' (the calibration values' min and max), 'percentile' or 'mse'
+            (the clipped range of least squared 8-bit quantization error, :class:`.observer.MSEObserver`).
             Default: 'minmax'.
         percentile (float): with 'percentile', the range is [P(100 - p), P(p)] of the values seen.
             Default: 99.99.
         per_channel (tuple[bool]): (weights, activations); activations must be per tensor.
             Default: (True, False).
         symmetric (tuple[bool]): (weights, activations); weights must be symmetric. Default: (True, False).
+        cross_layer_equalization (bool): first rescale the channels of each ``conv -> [BatchNorm2d] -> ReLU ->
+            conv / dense`` pair so that their weight ranges match (:mod:`.equalize`; the float network's
+            output is unchanged, ReLU6 pairs are left alone). Default: False.
+        bias_correction (bool): subtract from each layer's bias the mean output shift its weight rounding
+            causes on the calibration inputs (:mod:`.bias_correction`). Default: False.
 
     Raises:
         TypeError: an argument of the wrong type.
@@ -102,11 +110,17 @@ class PostTrainingQuantization:
     """
 
     def __init__(self, activation_observer: str = "minmax", percentile: float = 99.99,
-                 per_channel: tuple = (True, False), symmetric: tuple = (True, False)):
+                 per_channel: tuple = (True, False), symmetric: tuple = (True, False),
+                 cross_layer_equalization: bool = False, bias_correction: bool = False):
         cls = "PostTrainingQuantization"
-        if activation_observer not in ("minmax", "percentile"):
-            raise ValueError(f"For '{cls}', the 'activation_observer' must be 'minmax' or 'percentile', "
+        if activation_observer not in ("minmax", "percentile", "mse"):
+            raise ValueError(f"For '{cls}', the 'activation_observer' must be 'minmax', 'percentile' or 'mse', "
                              f"but got {activation_observer!r}.")
+        for name, value in (("cross_layer_equalization", cross_layer_equalization),
+                            ("bias_correction", bias_correction)):
+            if not isinstance(value, bool):
+                raise TypeError(f"For '{cls}', the '{name}' must be a bool, but got {value!r}.")
+        self.cross_layer_equalization, self.bias_correction = cross_layer_equalization, bias_correction
         create_observer(activation_observer, percentile)  # checks percentile
         for name, value in (("per_channel", per_channel), ("symmetric", symmetric)):
             if not isinstance(value, (tuple, list)) or len(value) != 2 or not all(isinstance(v, bool) for v in value):
@@ -160,11 +174,15 @@ class PostTrainingQuantization:
         cells = {name: cell for name, cell in net.cells_and_names() if _type(cell) in _WATCHED}
         if not any(_type(c) in _LAYER_TYPES for c in cells.values()):
             raise ValueError("network: expected a network with nn.Conv2d or nn.Dense layers, found none")
+        if self.cross_layer_equalization:
+            cross_layer_equalize(net, tuple(Tensor(a.asnumpy()[:1]) if a.ndim else a for a in batches[0]))
+        self._input_means = ChannelMeans()
         events, observers, needs_input_quant = self._calibrate(net, cells, batches)
         folded = self._fold_pairs(events, cells)
         for name, cell in cells.items():
             if _type(cell) in _LAYER_TYPES:
-                _replace(net, name, self._quant_layer(cell, cells.get(folded.get(name, ""))))
+                shift_input = self._input_means[name] if name in self._input_means else None
+                _replace(net, name, self._quant_layer(cell, cells.get(folded.get(name, "")), shift_input))
             elif _type(cell) in _ACT_TYPES and f"{name}#0" in observers:
                 sites = [self._act_quant(copy.deepcopy(cell), observers[f"{name}#{k}"])
                          for k in range(sum(1 for event in events if event[0] == name))]
@@ -222,6 +240,8 @@ class PostTrainingQuantization:
             for call in calls:
                 if call.name in layers:
                     observe(call.name + ":in", call.x)
+                    if self.bias_correction and call.x is not None and call.x.ndim >= 2:
+                        self._input_means.update(call.name, call.x)
                 elif call.name in acts:
                     call_index[call.name] = call_index.get(call.name, -1) + 1
                     observe(f"{call.name}#{call_index[call.name]}", call.y)
@@ -240,7 +260,9 @@ class PostTrainingQuantization:
                 pairs[name] = nxt
         return pairs
 
-    def _quant_layer(self, cell: Cell, batchnorm: Cell | None) -> Cell:
+    def _quant_layer(self, cell: Cell, batchnorm: Cell | None, input_mean: np.ndarray | None = None) -> Cell:
+        """The quantization-aware layer of ``cell`` (``batchnorm`` folded in); with ``input_mean`` (the
+        calibration inputs' channel means) its bias is corrected for the weights' rounding."""
         from ... import nn
 
         weight = np.asarray(cell.weight.asnumpy(), np.float64)
@@ -251,7 +273,7 @@ class PostTrainingQuantization:
             factor = gamma / np.sqrt(var + float(batchnorm.eps))
             weight = weight * factor.reshape(-1, *([1] * (weight.ndim - 1)))
             bias = beta + factor * ((0.0 if bias is None else bias) - mean)
-        has_bias = bias is not None
+        has_bias = bias is not None or input_mean is not None
         if _type(cell) == "Conv2d":
             if getattr(cell, "data_format", "NCHW") != "NCHW":
                 raise ValueError(f"network: expected NCHW convolutions, got data_format {cell.data_format!r}")
@@ -263,14 +285,20 @@ class PostTrainingQuantization:
                                   activation=cell.activation if cell.activation_flag else None,
                                   quant_config=self.quant_config)
         quant.weight.set_data(Tensor(weight.astype(np.float32)))
-        if has_bias:
-            quant.bias.set_data(Tensor(bias.astype(np.float32)))
         rows = weight.reshape(weight.shape[0], -1)
         if self.per_channel[0]:
             low, high = rows.min(axis=1), rows.max(axis=1)
         else:
             low, high = rows.min(keepdims=True).reshape(1), rows.max(keepdims=True).reshape(1)
         _set_range(quant.fake_quant_weight, low, high)
+        if input_mean is not None:
+            params = fake_quant_qparams(quant.fake_quant_weight)
+            shape = (-1,) + (1,) * (weight.ndim - 1)
+            rounded = (params.quantize(weight) - params.zero_point.reshape(shape)) * params.scale.reshape(shape)
+            group = int(getattr(cell, "group", 1))
+            bias = (0.0 if bias is None else bias) - weight_rounding_shift(weight, rounded, input_mean, group)
+        if has_bias:
+            quant.bias.set_data(Tensor(np.broadcast_to(bias, (weight.shape[0],)).astype(np.float32)))
         return quant
 
     def _act_quant(self, act: Cell, observer: Any) -> Cell:
