@@ -20,9 +20,9 @@ legalization, into
 - ``aotnn_int8_conv2d_out``: the first OC channels and OW columns, where the requantization
   epilogue (bias, float32 multiplier, round half to even, zero point, clamp) is inlined.
 
-Depthwise int8 convolutions become the float depthwise kernel's NHWC compute on widened operands
-(``conv2d.DEPTHWISE``, int32 lanes over channels), padded with the zero point, scheduled by
-``conv2d.schedule``. The results are NHWC twins (``layout.py``): the requantization and pooling
+Depthwise int8 convolutions become ``int8_depthwise``'s kernel (pairs of taps, ``vpmaddwd``); where
+no rule of its own applies (:func:`depthwise_int8`, used by the Cortex-M rewrite) the float depthwise
+kernel's NHWC compute on widened operands (``conv2d.DEPTHWISE``), scheduled by ``conv2d.schedule``. The results are NHWC twins (``layout.py``): the requantization and pooling
 that follow stay channels-last, and the next convolution reads them without a transpose.
 """
 from __future__ import annotations
@@ -270,6 +270,13 @@ def rewrite_rule(rw: Rewriter, var: relax.Var, call: relax.Call) -> bool:
     channels = static_shape(x)[1]
     bb = rw.bb
     if conv2d._is_depthwise(groups, channels, ic_per_group) and oc == channels:
+        from . import int8_depthwise  # it builds on this module's DotStep and tiling
+
+        out = int8_depthwise.emit(rw, source, w, strides=strides, padding=padding, dilation=dilation,
+                                  pad_value=pad_value, out_width=out_shape[3])
+        if out is not None:
+            rw.set_nhwc(var, out)
+            return True
         plan = conv2d.plan_depthwise(rw.cpu, oc, out_shape[3], "int32", taps=kh * kw)
         packed = rw.emit_once(("int8_depthwise", w), lambda: bb.call_te(
             conv2d.pack_depthwise_weight, rw.nchw(w), primfunc_name_hint="aotnn_pack_dw_weight"))
