@@ -25,7 +25,7 @@ import tvm
 from tvm import tirx
 from tvm.s_tir import Schedule
 
-from . import channel_gather, collapse_sum, common, concat, conv2d, coverage, dense, dw_pointwise, elementwise, expand_depthwise, fallback, fastmath, gru, inner_reduction, int8, int8_conv, int8_depthwise, int8_dsp, int8_neon, int8_vnni, inverted_residual, layout, matmul, mcu_requantize, phase_interleave, pool_grad, recurrent, reduction, unit_axis, weight_grad, winograd, winograd_pack
+from . import channel_gather, collapse_sum, common, concat, conv2d, coverage, dense, dw_pointwise, elementwise, expand_depthwise, fallback, fastmath, gru, inner_reduction, int8, int8_conv, int8_dsp, int8_neon, int8_vnni, inverted_residual, layout, matmul, mcu_requantize, phase_interleave, pool_grad, recurrent, reduction, unit_axis, weight_grad, winograd, winograd_pack
 from .cpu import CpuInfo, cpu_info
 
 __all__ = ["apply_default_schedules", "rewrite_relax", "schedule_func", "schedule_with_rule", "CpuInfo", "cpu_info"]
@@ -33,7 +33,7 @@ __all__ = ["apply_default_schedules", "rewrite_relax", "schedule_func", "schedul
 _LOG = logging.getLogger(__name__)
 
 # Most specific first.
-SCHEDULE_RULES = (weight_grad, winograd_pack, int8_dsp, int8_conv, int8_depthwise, int8_neon, winograd, inverted_residual, expand_depthwise, dw_pointwise, mcu_requantize.on_mcu(conv2d), conv2d, dense, int8_vnni, mcu_requantize.on_mcu(int8), int8, recurrent, gru, matmul, reduction, reduction.rows, inner_reduction, concat, elementwise, fallback)
+SCHEDULE_RULES = (weight_grad, winograd_pack, int8_dsp, int8_conv, int8_neon, winograd, inverted_residual, expand_depthwise, dw_pointwise, mcu_requantize.on_mcu(conv2d), conv2d, dense, int8_vnni, mcu_requantize.on_mcu(int8), int8, recurrent, gru, matmul, reduction, reduction.rows, inner_reduction, concat, elementwise, fallback)
 RELAX_RULES = (channel_gather.rewrite_rule, recurrent.rewrite_rule, gru.rewrite_rule, int8_dsp.rewrite_rule, int8_conv.rewrite_rule, int8_neon.rewrite_rule, conv2d.rewrite_rule, dense.rewrite_rule, int8_vnni.rewrite_rule,
                fastmath.rewrite_rule, pool_grad.rewrite_rule, pool_grad.tiling_rewrite_rule, collapse_sum.rewrite_rule,
                weight_grad.rewrite_rule, phase_interleave.rewrite_rule)
