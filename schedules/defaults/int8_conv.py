@@ -22,7 +22,8 @@ legalization, into
 
 Depthwise int8 convolutions become the float depthwise kernel's NHWC compute on widened operands
 (``conv2d.DEPTHWISE``, int32 lanes over channels), padded with the zero point, scheduled by
-``conv2d.schedule``. The results are NHWC twins (``layout.py``): the requantization and pooling
+``conv2d.schedule``: measured 4-10x faster than a kernel multiplying pairs of taps with ``vpmaddwd``
+(its int16 pair copy of the input costs more than the multiplies it saves). The results are NHWC twins (``layout.py``): the requantization and pooling
 that follow stay channels-last, and the next convolution reads them without a transpose.
 """
 from __future__ import annotations
@@ -171,6 +172,42 @@ def weight_sums(w: te.Tensor) -> te.Tensor:
                       name="aotnn_int8_weight_sums")
 
 
+def packed_sums(data: te.Tensor, wp: te.Tensor, *, out_rows: int, out_cols: int, strides, dilation, ow_block: int,
+                name: str) -> te.Tensor:
+    """``acc[n, i, j, o] = sum int32(data[n, i*s + kh*d, j*s + kw*d, c]) * int32(Wp[o // L, kh, kw, c // D, o % L,
+    c % D])`` over ``out_rows`` x ``out_cols`` pixels of the padded NHWC ``data`` and weights packed by
+    :func:`pack_weight`: the accumulation block (named ``name``, the rule that schedules it looks it up by
+    that name) of the x86 and the aarch64 int8 convolutions."""
+    n = int(data.shape[0])
+    oc_blocks, kh, kw, groups_of_depth, lanes, depth = (int(d) for d in wp.shape)
+    sh, sw = strides
+    dh, dw = dilation
+    rkh = te.reduce_axis((0, kh), "kh")
+    rkw = te.reduce_axis((0, kw), "kw")
+    rcq = te.reduce_axis((0, groups_of_depth), "cq")
+    rcr = te.reduce_axis((0, depth), "cr")
+    return te.compute(
+        (n, out_rows, out_cols, oc_blocks * lanes),
+        lambda b, i, j, o: te.sum(
+            data[b, i * sh + rkh * dh, j * sw + rkw * dw, rcq * depth + rcr].astype("int32")
+            * wp[o // lanes, rkh, rkw, rcq, o % lanes, rcr].astype("int32"), axis=[rkh, rkw, rcq, rcr]),
+        name=name, attrs={"aotnn_tile_ow": ow_block, "aotnn_tile_oc": lanes})
+
+
+def tiled_geometry(x: te.Tensor, wp: te.Tensor, *, strides, padding, dilation, ow_block: int,
+                   nchw_input: bool) -> tuple[int, int, int, int, int]:
+    """(OH, OW, OW rounded up to ``ow_block``, padded input rows, padded input columns) of a convolution of
+    ``x`` with weights packed by :func:`pack_weight`."""
+    _, h, w, _ = conv2d._nhwc_shape(x, nchw_input)
+    _, kh, kw, _, _, _ = (int(d) for d in wp.shape)
+    sh, sw = strides
+    dh, dw = dilation
+    oh = conv2d._out_size(h, kh, sh, dh, padding[0], padding[2])
+    ow = conv2d._out_size(w, kw, sw, dw, padding[1], padding[3])
+    ow_padded = _round_up(ow, ow_block)
+    return oh, ow, ow_padded, (oh - 1) * sh + (kh - 1) * dh + 1, (ow_padded - 1) * sw + (kw - 1) * dw + 1
+
+
 def conv2d_int8(x: te.Tensor, wp: te.Tensor, wsum: te.Tensor | None = None, *, strides, padding, dilation,
                 pad_value: int, out_channels: int, ow_block: int, nchw_input: bool = False) -> te.Tensor:
     """int32 NHWC convolution of a uint8 NHWC ``x`` with weights packed by :func:`pack_weight`;
@@ -179,27 +216,14 @@ def conv2d_int8(x: te.Tensor, wp: te.Tensor, wsum: te.Tensor | None = None, *, s
     An int8 ``x`` is given with ``wsum`` (:func:`weight_sums`): it is multiplied as ``x + 128`` (uint8), and
     ``128 * wsum`` is subtracted from the sums. An NCHW ``x`` (``nchw_input``) is read as such by the
     padded copy (a network's input: no transposition of its own)."""
-    n, h, w, _ = conv2d._nhwc_shape(x, nchw_input)
-    oc_blocks, kh, kw, groups_of_depth, lanes, depth = (int(d) for d in wp.shape)
-    sh, sw = strides
-    dh, dw = dilation
-    oh = conv2d._out_size(h, kh, sh, dh, padding[0], padding[2])
-    ow = conv2d._out_size(w, kw, sw, dw, padding[1], padding[3])
-    ow_padded = _round_up(ow, ow_block)
-    rows = (oh - 1) * sh + (kh - 1) * dh + 1
-    cols = (ow_padded - 1) * sw + (kw - 1) * dw + 1
+    n = int(x.shape[0])
+    _, _, _, groups_of_depth, _, depth = (int(d) for d in wp.shape)
+    oh, ow, ow_padded, rows, cols = tiled_geometry(x, wp, strides=strides, padding=padding, dilation=dilation,
+                                                   ow_block=ow_block, nchw_input=nchw_input)
     data = _padded(x, padding, pad_value, rows, cols, groups_of_depth * depth, PAD, to_unsigned=wsum is not None,
                    nchw=nchw_input)
-    rkh = te.reduce_axis((0, kh), "kh")
-    rkw = te.reduce_axis((0, kw), "kw")
-    rcq = te.reduce_axis((0, groups_of_depth), "cq")
-    rcr = te.reduce_axis((0, depth), "cr")
-    acc = te.compute(
-        (n, oh, ow_padded, oc_blocks * lanes),
-        lambda b, i, j, o: te.sum(
-            data[b, i * sh + rkh * dh, j * sw + rkw * dw, rcq * depth + rcr].astype("int32")
-            * wp[o // lanes, rkh, rkw, rcq, o % lanes, rcr].astype("int32"), axis=[rkh, rkw, rcq, rcr]),
-        name=ACC, attrs={"aotnn_tile_ow": ow_block, "aotnn_tile_oc": lanes})
+    acc = packed_sums(data, wp, out_rows=oh, out_cols=ow_padded, strides=strides, dilation=dilation,
+                      ow_block=ow_block, name=ACC)
     if wsum is None:
         return te.compute((n, oh, ow, out_channels), lambda b, i, j, o: acc[b, i, j, o], name=OUT)
     return te.compute((n, oh, ow, out_channels), lambda b, i, j, o: acc[b, i, j, o] - wsum[o] * 128, name=OUT)

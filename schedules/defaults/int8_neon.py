@@ -157,26 +157,14 @@ def conv2d_neon(x: te.Tensor, wp: te.Tensor, wsum: te.Tensor | None = None, *, s
     by ``int8_conv.pack_weight``; ``padding`` (top, left, bottom, right) holds ``pad_value``, the input's zero
     point. A uint8 ``x`` comes with ``wsum`` (``int8_conv.weight_sums``): it is multiplied as ``x - 128``
     and ``128 * wsum`` is added to the sums."""
-    n, h, w, _ = conv2d._nhwc_shape(x, nchw_input)
-    oc_blocks, kh, kw, groups_of_depth, lanes, depth = (int(d) for d in wp.shape)
-    sh, sw = strides
-    dh, dw = dilation
-    oh = conv2d._out_size(h, kh, sh, dh, padding[0], padding[2])
-    ow = conv2d._out_size(w, kw, sw, dw, padding[1], padding[3])
-    ow_padded = -(-ow // ow_block) * ow_block
-    rows = (oh - 1) * sh + (kh - 1) * dh + 1
-    cols = (ow_padded - 1) * sw + (kw - 1) * dw + 1
+    n = int(x.shape[0])
+    _, _, _, groups_of_depth, _, depth = (int(d) for d in wp.shape)
+    oh, ow, ow_padded, rows, cols = int8_conv.tiled_geometry(x, wp, strides=strides, padding=padding,
+                                                             dilation=dilation, ow_block=ow_block, nchw_input=nchw_input)
     data = _signed_padded(x, padding, pad_value, rows, cols, groups_of_depth * depth, nchw_input)
-    rkh = te.reduce_axis((0, kh), "kh")
-    rkw = te.reduce_axis((0, kw), "kw")
-    rcq = te.reduce_axis((0, groups_of_depth), "cq")
-    rcr = te.reduce_axis((0, depth), "cr")
-    acc = te.compute(
-        (n, oh, ow_padded, oc_blocks * lanes),
-        lambda b, i, j, o: te.sum(
-            data[b, i * sh + rkh * dh, j * sw + rkw * dw, rcq * depth + rcr].astype("int32")
-            * wp[o // lanes, rkh, rkw, rcq, o % lanes, rcr].astype("int32"), axis=[rkh, rkw, rcq, rcr]),
-        name=ACC, attrs={"aotnn_tile_ow": ow_block, "aotnn_tile_oc": lanes})
+    # its own block name: int8_conv's rule (tried first) would otherwise take it and tensorize x86 steps
+    acc = int8_conv.packed_sums(data, wp, out_rows=oh, out_cols=ow_padded, strides=strides, dilation=dilation,
+                                ow_block=ow_block, name=ACC)
     if wsum is None:
         return te.compute((n, oh, ow, out_channels), lambda b, i, j, o: acc[b, i, j, o], name=OUT)
     return te.compute((n, oh, ow, out_channels), lambda b, i, j, o: acc[b, i, j, o] + wsum[o] * SHIFT, name=OUT)
