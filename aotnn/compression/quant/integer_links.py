@@ -3,11 +3,11 @@
 A link (producer, consumer) is a candidate when the producer requantizes onto the grid the consumer
 quantizes its input with. With the link on, the producer returns its uint8/int8 tensor and the
 consumer takes it as it comes, so everything on the way must keep meaning on integers and nothing
-else may read those integers. :func:`decide_links` turns every candidate on, captures the network
-symbolically once (no build) and keeps a link only when the consumer's input is the producer's
-output through nothing but max-pooling and shape changes (reshape, flatten, transpose, squeeze,
-expand_dims), each value on that path having exactly one reader: a float addition or any other reader
-of the integers turns the link off.
+else may read those integers. :func:`decide_links` captures the unlinked network symbolically once
+(no build), each consumer quantizing its float input itself, and keeps a link only when the value the
+consumer quantizes is the producer's output through nothing but max-pooling and shape changes
+(reshape, flatten, transpose, squeeze, expand_dims), each value on that path having exactly one
+reader: a float addition or any other reader of those values turns the link off.
 """
 from __future__ import annotations
 
@@ -93,31 +93,34 @@ def decide_links(network: Cell, links: Sequence[tuple[Cell, Cell]], inputs: Sequ
 
     arrays = [a.asnumpy() if isinstance(a, Tensor) else np.asarray(a) for a in inputs]
     specs = [(f"input{i}", tuple(a.shape), a.dtype.name) for i, a in enumerate(arrays)]
-    _set(network, links, True)
+    # captured unlinked, each consumer quantizing its float input itself: the path from the producer's
+    # float output to that quantization is the one the integers would take, and any other reader shows
+    _set(network, links, False)
     calls: list[tuple[str, Any, Any]] = []
     cells = {id(cell): cell for link in links for cell in link}
+    handovers = {key: cell.handover for key, cell in cells.items()}
     restore = [WatchedNetwork._tap(str(key), cell, calls) for key, cell in cells.items()]
     try:
+        for cell in cells.values():
+            cell.handover = None
         mod, _, _, _ = capture_function(network, specs)
-    except Exception:  # noqa: BLE001 - an op on the way that does not take integers: no link is safe to keep
-        mod = None
     finally:
         for undo in reversed(restore):
             undo()
+        for key, cell in cells.items():
+            cell.handover = handovers[key]
     kept: list[tuple[Cell, Cell]] = []
-    if mod is not None:
-        bound, uses = _bindings_and_uses(mod["main"])
-        inputs_of: dict[str, list] = {}
-        outputs_of: dict[str, list] = {}
-        for key, x, y in calls:
-            inputs_of.setdefault(key, []).append(x)
-            outputs_of.setdefault(key, []).append(y)
-        for producer, consumer in links:
-            ys, xs = outputs_of.get(str(id(producer)), []), inputs_of.get(str(id(consumer)), [])
-            if len(ys) == 1 and len(xs) == 1 and ys[0] is not None and xs[0] is not None \
-                    and _integer_path(ys[0]._expr, xs[0]._expr, bound, uses):
-                kept.append((producer, consumer))
-    _set(network, links, False)
+    bound, uses = _bindings_and_uses(mod["main"])
+    inputs_of: dict[str, list] = {}
+    outputs_of: dict[str, list] = {}
+    for key, x, y in calls:
+        inputs_of.setdefault(key, []).append(x)
+        outputs_of.setdefault(key, []).append(y)
+    for producer, consumer in links:
+        ys, xs = outputs_of.get(str(id(producer)), []), inputs_of.get(str(id(consumer)), [])
+        if len(ys) == 1 and len(xs) == 1 and ys[0] is not None and xs[0] is not None \
+                and _integer_path(ys[0]._expr, xs[0]._expr, bound, uses):
+            kept.append((producer, consumer))
     _set(network, kept, True)
     return kept
 
