@@ -448,7 +448,9 @@ def convert_to_int8(network: Cell, *inputs: Any) -> Cell:
             cell.fake_quant_input = _Passthrough()
     net.set_train(False)
     if inputs and links:
-        decide_links(net, [(converted[a], converted[b]) for a, b in links if calls[b] == 1], inputs)
+        # only a layer that requantizes onto its output grid (fused) has integers to hand over
+        decide_links(net, [(converted[a], converted[b]) for a, b in links if calls[b] == 1 and converted[a].fused],
+                     inputs)
     return net
 
 
