@@ -147,6 +147,9 @@ def test_residual_network_matches_numpy_int8_reference(nets):
     grids["stem"] = _grid(fake_quant_net.stem.fake_quant_input)
     grids["head"] = _grid(fake_quant_net.head.fake_quant_input)
     reference = _int8_forward(p, grids, HELD_OUT)
+    # the reference hands conv1's integers to conv2 (a link), act0's are also read by the addition (none)
+    assert int8_net.conv1.integer_output and int8_net.conv2.integer_input
+    assert not int8_net.stem.layer.integer_output and not int8_net.conv1.integer_input
     out = int8_net(Tensor(HELD_OUT)).asnumpy()
     assert out.shape == (8, 5) and out.dtype == np.float32
     # float32 multipliers and scales against the reference's float64 weight scales: a rounding tie may land
@@ -156,3 +159,34 @@ def test_residual_network_matches_numpy_int8_reference(nets):
     assert np.mean(np.abs(out - reference) <= 1e-4 * np.abs(reference).max()) >= 0.9
     logits = net(Tensor(HELD_OUT)).asnumpy()
     assert np.linalg.norm(out - logits) <= 0.1 * np.linalg.norm(logits)
+
+
+def _layers(network) -> list[Int8Layer]:
+    return [cell for _, cell in network.cells_and_names() if isinstance(cell, Int8Layer)]
+
+
+def test_links_are_decided_without_building_the_converted_network(nets):
+    """Converting builds (or loads) one graph, the trace; the links come from a symbolic capture."""
+    from aotnn.jit.compiled import STATS
+
+    _, fake_quant_net, _ = nets
+    x = CALIBRATION[1][:3]  # a shape not traced before in this module
+    before = STATS["builds"] + STATS["disk_hits"]
+    network = convert_to_int8(fake_quant_net, Tensor(x))
+    assert STATS["builds"] + STATS["disk_hits"] - before == 1
+    linked = [(layer.integer_input, layer.integer_output) for layer in _layers(network)]
+    assert linked == [(False, False), (False, True), (True, False), (False, False), (False, False)]
+
+
+def test_linked_network_equals_unlinked(nets):
+    """Integers handed over a link are exactly what the consumer would quantize the float tensor to."""
+    _, fake_quant_net, int8_net = nets
+    x = Tensor(np.random.default_rng(3).standard_normal((8, 3, 10, 10)).astype(np.float32))
+    linked = int8_net(x).asnumpy()
+    unlinked = convert_to_int8(fake_quant_net, Tensor(CALIBRATION[0][:1]))
+    assert any(layer.integer_input for layer in _layers(unlinked))
+    for _, cell in unlinked.cells_and_names():
+        if isinstance(cell, Int8Layer):
+            cell.integer_input = cell.integer_output = False
+        cell._jit_cache.clear()
+    np.testing.assert_array_equal(unlinked(x).asnumpy(), linked)

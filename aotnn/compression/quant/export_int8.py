@@ -18,8 +18,9 @@ convolutions and dense layers multiply 8-bit integers with int32 accumulation
 - between two such layers values travel as 8-bit integers: a layer whose requantized output feeds
   the next layer's input quantization on the same grid hands over its uint8/int8 tensor (no
   dequantize/quantize pair), so that the network's own ``construct`` runs max-pooling and flattening
-  on integers. A link is kept only when the network, called on the example inputs, gives the same
-  output with it as without it (an addition or any other float consumer of that tensor would not);
+  on integers. A link is kept only when the captured graph (one symbolic capture, no build) shows that
+  the integers reach the consumer through max-pooling and shape changes alone and nothing else reads
+  them (:func:`.integer_links.decide_links`: an addition or any other float consumer would not);
   without example inputs values travel as float32 on the fake-quant grid;
 - a layer without activation whose output goes straight into the next layer's input fake quant
   (an ``InputQuant``, as post-training quantization places after a projection) requantizes onto that
@@ -48,6 +49,7 @@ from ...common.tensor import Tensor
 from ...nn.cell import Cell
 from ... import ops
 from .integer_handover import Handover, QuantizedActivation, grid_key
+from .integer_links import decide_links
 
 __all__ = ["convert_to_int8", "export_int8"]
 
@@ -446,7 +448,9 @@ def convert_to_int8(network: Cell, *inputs: Any) -> Cell:
             cell.fake_quant_input = _Passthrough()
     net.set_train(False)
     if inputs and links:
-        _link_integer_layers(net, [(converted[a], converted[b]) for a, b in links if calls[b] == 1], inputs)
+        # only a layer that requantizes onto its output grid (fused) has integers to hand over
+        decide_links(net, [(converted[a], converted[b]) for a, b in links if calls[b] == 1 and converted[a].fused],
+                     inputs)
     return net
 
 
@@ -466,50 +470,6 @@ def _quantized_activation(cell: Cell, handover: Handover) -> QuantizedActivation
         return None
     return QuantizedActivation(float(params.scale[0]), int(params.zero_point[0]), bounds[0], bounds[1], params.dtype,
                                handover)
-
-
-def _set_links(net: Cell, links: list[tuple[Int8Layer, Int8Layer]], on: bool) -> None:
-    for producer, consumer in links:
-        producer.integer_output = consumer.integer_input = on
-    for _, cell in net.cells_and_names():
-        cell._jit_cache.clear()
-
-
-def _same_output(net: Cell, inputs: tuple, reference: list[np.ndarray]) -> bool:
-    try:
-        outputs = _as_arrays(net(*inputs))
-    except Exception:  # noqa: BLE001 - a consumer that cannot take integers (e.g. a float addition)
-        return False
-    return len(outputs) == len(reference) and all(
-        out.dtype == ref.dtype and out.shape == ref.shape and np.array_equal(out, ref)
-        for out, ref in zip(outputs, reference))
-
-
-def _as_arrays(output: Any) -> list[np.ndarray]:
-    items = output if isinstance(output, (tuple, list)) else (output,)
-    return [item.asnumpy() if isinstance(item, Tensor) else np.asarray(item) for item in items]
-
-
-def _link_integer_layers(net: Cell, links: list[tuple[Int8Layer, Int8Layer]], inputs: tuple) -> None:
-    """Hand 8-bit integers from producer to consumer on each link that leaves the output unchanged.
-
-    All links are tried at once; if the network's output on ``inputs`` then differs (or it fails to
-    compile), each link is tried alone and the ones that pass are kept.
-    """
-    tensors = tuple(a if isinstance(a, Tensor) else Tensor(np.asarray(a)) for a in inputs)
-    reference = _as_arrays(net(*tensors))
-    _set_links(net, links, True)
-    if _same_output(net, tensors, reference):
-        return
-    _set_links(net, links, False)
-    kept = []
-    for link in links:
-        _set_links(net, kept + [link], True)
-        if _same_output(net, tensors, reference):
-            kept.append(link)
-        else:
-            _set_links(net, [link], False)
-    _set_links(net, kept, True)
 
 
 def export_int8(network: Cell, *inputs: Any, file_name: str, target: Any = "llvm", **kwargs: Any) -> str:
