@@ -37,6 +37,7 @@ from tvm.script import tirx as T
 
 from . import common, conv2d, int8_vnni
 from .cpu import CpuInfo
+from .int8_dot import dot_desc
 from .layout import Rewriter, dtype_of, static_shape
 
 ACC = "aotnn_int8_conv2d"
@@ -61,20 +62,7 @@ VNNI = DotStep(int8_vnni.LANES, int8_vnni.DEPTH, "int8", int8_vnni.INTRIN)  # th
 AVX2 = DotStep(8, 2, "int16", "aotnn_conv_dot_8x2_u8i16i32_avx2")
 
 
-# The instructions declared for any alignment: a pixel's channel group sits at any byte offset
-@T.prim_func(s_tir=True)
-def _avx2_desc(a: T.handle, b: T.handle, c: T.handle) -> None:
-    A = T.match_buffer(a, (2,), "uint8", offset_factor=1, align=1)
-    B = T.match_buffer(b, (8, 2), "int16", offset_factor=1, align=1)
-    C = T.match_buffer(c, (8,), "int32", offset_factor=1, align=1)
-    with T.sblock("root"):
-        T.reads(C[0:8], A[0:2], B[0:8, 0:2])
-        T.writes(C[0:8])
-        for i in T.serial(0, 8):
-            for k in T.serial(0, 2):
-                with T.sblock("update"):
-                    vi, vk = T.axis.remap("SR", [i, k])
-                    C[vi] = C[vi] + T.cast(A[vk], "int32") * T.cast(B[vi, vk], "int32")
+_avx2_desc = dot_desc("uint8", AVX2.weight_dtype, AVX2.lanes, AVX2.depth)
 
 
 @T.prim_func(s_tir=True)

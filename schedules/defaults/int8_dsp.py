@@ -38,6 +38,7 @@ from tvm.script import tirx as T
 
 from . import common, conv2d, int8_conv, mcu_requantize
 from .cpu import CpuInfo, _has
+from .int8_dot import dot_desc
 from .layout import Rewriter, dtype_of, static_shape
 from .tir_rewrite import replace_first, with_block
 
@@ -46,23 +47,6 @@ MAX_UNROLLED_STEPS = 16  # steps of a tile unrolled: code size (flash) against l
 PIXELS = 1  # output pixels per register tile: DS-CNN's rows have 5, a tile of 2 would pad them to 6
 INTRINS = {"uint8": "aotnn_dot_4x4_u8i8i32_smlad", "int8": "aotnn_dot_4x4_i8i8i32_smlad"}
 _WIDEN = {"uint8": "llvm.arm.uxtb16", "int8": "llvm.arm.sxtb16"}
-
-
-def _desc(act_dtype: str):
-    @T.prim_func(s_tir=True)
-    def desc(a: T.handle, b: T.handle, c: T.handle) -> None:
-        A = T.match_buffer(a, (DEPTH,), act_dtype, offset_factor=1, align=1)
-        B = T.match_buffer(b, (LANES, DEPTH), "int8", offset_factor=1, align=1)
-        C = T.match_buffer(c, (LANES,), "int32", offset_factor=1, align=1)
-        with T.sblock("root"):
-            T.reads(C[0:LANES], A[0:DEPTH], B[0:LANES, 0:DEPTH])
-            T.writes(C[0:LANES])
-            for i in T.serial(0, LANES):
-                for k in T.serial(0, DEPTH):
-                    with T.sblock("update"):
-                        vi, vk = T.axis.remap("SR", [i, k])
-                        C[vi] = C[vi] + T.cast(A[vk], "int32") * T.cast(B[vi, vk], "int32")
-    return desc
 
 
 def _rotated(word):
@@ -102,7 +86,7 @@ def _impl(act_dtype: str):
 
 
 for _dtype, _name in INTRINS.items():
-    TensorIntrin.register(_name, _desc(_dtype), _impl(_dtype), override=True)
+    TensorIntrin.register(_name, dot_desc(_dtype, "int8", LANES, DEPTH), _impl(_dtype), override=True)
 
 
 def has_dsp(cpu: CpuInfo) -> bool:

@@ -27,6 +27,7 @@ from tvm.script import tirx as T
 
 from . import common, int8_conv, int8_dsp
 from .cpu import CpuInfo, _has
+from .int8_dot import dot_desc
 from .layout import Rewriter, static_shape
 
 LANES, DEPTH = int8_dsp.LANES, 8  # output channels per step, input channels per step (one 16-bit-lane vector)
@@ -35,23 +36,6 @@ LANES, DEPTH = int8_dsp.LANES, 8  # output channels per step, input channels per
 INTRINS = {DEPTH: {"uint8": "aotnn_dot_4x8_u8i8i32_mve", "int8": "aotnn_dot_4x8_i8i8i32_mve"},
            int8_dsp.DEPTH: {"uint8": "aotnn_dot_4x4_u8i8i32_mve", "int8": "aotnn_dot_4x4_i8i8i32_mve"}}
 _VMLADAVA = "llvm.arm.mve.vmldava"  # (unsigned, subtract, exchange, accumulator, a, b) -> i32
-
-
-def _desc(act_dtype: str, depth: int):
-    @T.prim_func(s_tir=True)
-    def desc(a: T.handle, b: T.handle, c: T.handle) -> None:
-        A = T.match_buffer(a, (depth,), act_dtype, offset_factor=1, align=1)
-        B = T.match_buffer(b, (LANES, depth), "int8", offset_factor=1, align=1)
-        C = T.match_buffer(c, (LANES,), "int32", offset_factor=1, align=1)
-        with T.sblock("root"):
-            T.reads(C[0:LANES], A[0:depth], B[0:LANES, 0:depth])
-            T.writes(C[0:LANES])
-            for i in T.serial(0, LANES):
-                for k in T.serial(0, depth):
-                    with T.sblock("update"):
-                        vi, vk = T.axis.remap("SR", [i, k])
-                        C[vi] = C[vi] + T.cast(A[vk], "int32") * T.cast(B[vi, vk], "int32")
-    return desc
 
 
 def _impl(act_dtype: str, depth: int):
@@ -75,7 +59,7 @@ def _impl(act_dtype: str, depth: int):
 
 for _depth, _names in INTRINS.items():
     for _dtype, _name in _names.items():
-        TensorIntrin.register(_name, _desc(_dtype, _depth), _impl(_dtype, _depth), override=True)
+        TensorIntrin.register(_name, dot_desc(_dtype, "int8", LANES, _depth), _impl(_dtype, _depth), override=True)
 
 
 def helium(cpu: CpuInfo) -> bool:

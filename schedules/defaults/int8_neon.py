@@ -34,6 +34,7 @@ from tvm.script import tirx as T
 from . import common, conv2d, int8_conv
 from .cpu import CpuInfo
 from .int8_conv import DotStep, _unpadded, ow_block_for, pack_weight, weight_sums
+from .int8_dot import dot_desc
 from .layout import Rewriter, dtype_of, static_shape
 
 ACC = "aotnn_int8_neon_conv2d"
@@ -43,26 +44,6 @@ LANES = 16  # output channels per step: four 4-lane int32 accumulators
 SDOT = DotStep(LANES, 4, "int8", "aotnn_conv_dot_16x4_i8i8i32_sdot")
 SMULL = DotStep(LANES, 2, "int8", "aotnn_conv_dot_16x2_i8i8i32_smull")
 SHIFT = 128  # uint8 -> int8
-
-
-def _desc(depth: int):
-    """The step both instructions implement: ``C[i] += sum_k int32(A[k]) * int32(B[i, k])``, any alignment."""
-
-    @T.prim_func(s_tir=True)
-    def desc(a: T.handle, b: T.handle, c: T.handle) -> None:
-        A = T.match_buffer(a, (depth,), "int8", offset_factor=1, align=1)
-        B = T.match_buffer(b, (LANES, depth), "int8", offset_factor=1, align=1)
-        C = T.match_buffer(c, (LANES,), "int32", offset_factor=1, align=1)
-        with T.sblock("root"):
-            T.reads(C[0:LANES], A[0:depth], B[0:LANES, 0:depth])
-            T.writes(C[0:LANES])
-            for i in T.serial(0, LANES):
-                for k in T.serial(0, depth):
-                    with T.sblock("update"):
-                        vi, vk = T.axis.remap("SR", [i, k])
-                        C[vi] = C[vi] + T.cast(A[vk], "int32") * T.cast(B[vi, vk], "int32")
-
-    return desc
 
 
 @T.prim_func(s_tir=True)
@@ -115,8 +96,8 @@ def _smull_impl(a: T.handle, b: T.handle, c: T.handle) -> None:
                 dtype="int16x8"), dtype="int32x4")
 
 
-TensorIntrin.register(SDOT.intrin, _desc(SDOT.depth), _sdot_impl, override=True)
-TensorIntrin.register(SMULL.intrin, _desc(SMULL.depth), _smull_impl, override=True)
+TensorIntrin.register(SDOT.intrin, dot_desc("int8", "int8", LANES, SDOT.depth), _sdot_impl, override=True)
+TensorIntrin.register(SMULL.intrin, dot_desc("int8", "int8", LANES, SMULL.depth), _smull_impl, override=True)
 
 
 def dot_step(cpu: CpuInfo) -> DotStep | None:

@@ -23,6 +23,7 @@ from tvm.script import tirx as T
 from . import common
 from .cpu import CpuInfo
 from .dense import _parameter_source
+from .int8_dot import dot_desc
 from .layout import Rewriter, dtype_of, static_shape
 
 ACC = "aotnn_int8_dense"
@@ -33,19 +34,7 @@ INTRIN = "aotnn_dot_16x4_u8i8i32_vnni"
 
 # TVM's own VNNI intrinsic (tensor_intrin.x86) declares 64-byte aligned buffers, which a row of a
 # fused kernel's int8 buffers is not: the same instruction, declared for any alignment
-@T.prim_func(s_tir=True)
-def _dot_desc(a: T.handle, b: T.handle, c: T.handle) -> None:
-    A = T.match_buffer(a, (4,), "uint8", offset_factor=1, align=1)
-    B = T.match_buffer(b, (16, 4), "int8", offset_factor=1, align=1)
-    C = T.match_buffer(c, (16,), "int32", offset_factor=1, align=1)
-    with T.sblock("root"):
-        T.reads(C[0:16], A[0:4], B[0:16, 0:4])
-        T.writes(C[0:16])
-        for i in T.serial(0, 16):
-            for k in T.serial(0, 4):
-                with T.sblock("update"):
-                    vi, vk = T.axis.remap("SR", [i, k])
-                    C[vi] = C[vi] + T.cast(A[vk], "int32") * T.cast(B[vi, vk], "int32")
+_dot_desc = dot_desc("uint8", "int8", LANES, DEPTH)
 
 
 @T.prim_func(s_tir=True)
