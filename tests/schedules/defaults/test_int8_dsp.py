@@ -78,28 +78,31 @@ def _requant(channels: int, low: float, high: float) -> tuple[np.ndarray, np.nda
             RNG.uniform(low, high, channels).astype(np.float32))
 
 
-def _run_on_m4(net, x: np.ndarray, folder: str, out_dtype) -> tuple[np.ndarray, str]:
-    """(the bundle's output on qemu's Cortex-M4 board, the disassembly of its kernels)."""
-    bundle = aotnn.export(net, aotnn.Tensor(x), file_name=folder, target="cortex-m4")
+def run_on_board(board: str, net, x: np.ndarray, folder: str, out_dtype) -> tuple[np.ndarray, str]:
+    """(the bundle's output on qemu's ``board``, the disassembly of its kernels)."""
+    bundle = aotnn.export(net, aotnn.Tensor(x), file_name=folder, target=board)
     built = subprocess.run(["make", "-s", "-j2"], cwd=bundle, capture_output=True, text=True)
     assert built.returncode == 0, built.stderr
     x.tofile(os.path.join(bundle, "input0.bin"))
-    done = subprocess.run(qemu_command({}, BOARDS["cortex-m4"]), cwd=bundle, capture_output=True, text=True,
+    done = subprocess.run(qemu_command({}, BOARDS[board]), cwd=bundle, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0 and "aotnn: done" in done.stdout + done.stderr, done.stdout + done.stderr
-    listing = subprocess.run(["arm-none-eabi-objdump", "-d", os.path.join(bundle, "kernels.o")], check=True,
+    # the object carries no MVE build attribute: objdump is told the architecture, else Helium is ".word"
+    arch = ["-m", "armv8.1-m.main"] if board == "cortex-m55" else []
+    listing = subprocess.run(["arm-none-eabi-objdump", "-d", *arch, os.path.join(bundle, "kernels.o")], check=True,
                              capture_output=True, text=True).stdout
     return np.fromfile(os.path.join(bundle, "output0.bin"), dtype=out_dtype), listing
 
 
-def test_int8_convolutions_on_cortex_m4_are_exact(tmp_path):
-    # 8 input channels (two smlad steps per pixel), 16 and 12 output channels (4 per tile), width 7 (odd)
+def check_conv_chain(board: str, folder: str) -> str:
+    """A 3x3 -> depthwise 3x3 -> 1x1 uint8 chain on ``board`` equals numpy's integer arithmetic; returns the
+    kernels' disassembly. 8 input channels, 16 and 12 output channels (tiles of 4), width 7 (odd)."""
     x = RNG.integers(0, 256, (1, 8, 6, 7)).astype(np.uint8)
     w1 = RNG.integers(-128, 128, (16, 8, 3, 3)).astype(np.int8)
     wd = RNG.integers(-128, 128, (16, 1, 3, 3)).astype(np.int8)
     w2 = RNG.integers(-128, 128, (12, 16, 1, 1)).astype(np.int8)
     requant = [_requant(16, 1e-4, 6e-4), _requant(16, 5e-4, 3e-3), _requant(12, 2e-4, 1e-3)]
-    out, listing = _run_on_m4(_ConvChain(w1, wd, w2, requant), x, str(tmp_path / "chain"), np.uint8)
+    out, listing = run_on_board(board, _ConvChain(w1, wd, w2, requant), x, folder, np.uint8)
     (b0, m0), (b1, m1), (b2, m2) = requant
     y = requantize_ref(conv_ref(x, w1, 3, 1, 1), b0, m0, 5, 0, 255)
     d = requantize_ref(conv_ref(y, wd, 5, 1, 1, groups=16), b1, m1, 2, 0, 255)
@@ -107,6 +110,11 @@ def test_int8_convolutions_on_cortex_m4_are_exact(tmp_path):
     for stage in (y, d, want):  # neither clamp hides most of the values
         assert 0.2 < np.mean((stage > 0) & (stage < 255)), np.mean((stage > 0) & (stage < 255))
     np.testing.assert_array_equal(_as_nchw(out, want), want)
+    return listing
+
+
+def test_int8_convolutions_on_cortex_m4_are_exact(tmp_path):
+    listing = check_conv_chain("cortex-m4", str(tmp_path / "chain"))  # two smlad steps per pixel
     assert "smlad" in listing and "uxtb16" in listing and "sxtb16" in listing
     assert "vcvtr.s32.f32" in listing
 
@@ -124,7 +132,7 @@ def test_one_channel_int8_convolution_on_cortex_m4_is_exact(tmp_path):
     x = RNG.integers(0, 256, (1, 1, 13, 10)).astype(np.uint8)
     w = RNG.integers(-128, 128, (8, 1, 5, 4)).astype(np.int8)
     bias, multiplier = _requant(8, 5e-4, 3e-3)
-    out, listing = _run_on_m4(_OneChannelConv(w, bias, multiplier), x, str(tmp_path / "one"), np.uint8)
+    out, listing = run_on_board("cortex-m4", _OneChannelConv(w, bias, multiplier), x, str(tmp_path / "one"), np.uint8)
     want = requantize_ref(conv_ref(x, w, 6, 2, 2), bias, multiplier, 1, 0, 255)
     assert 0.2 < np.mean((want > 0) & (want < 255))
     np.testing.assert_array_equal(_as_nchw(out, want), want)
@@ -136,7 +144,7 @@ def test_int8_convolution_pooled_on_cortex_m4_is_exact(tmp_path):
     w = RNG.integers(-128, 128, (8, 12, 1, 1)).astype(np.int8)
     bias, multiplier = _requant(8, 2e-4, 1e-3)
     scale = np.array([0.037], np.float32)
-    out, listing = _run_on_m4(_PooledConv(w, bias, multiplier, scale, (5, 5)), x, str(tmp_path / "pool"), np.float32)
+    out, listing = run_on_board("cortex-m4", _PooledConv(w, bias, multiplier, scale, (5, 5)), x, str(tmp_path / "pool"), np.float32)
     q = requantize_ref(conv_ref(x, w, 4, 1, 0), bias, multiplier, 3, 0, 255)
     assert 0.2 < np.mean((q > 0) & (q < 255))
     # the pooling sums rows, then columns, in float32, as its separate kernel does, then divides
@@ -165,7 +173,7 @@ def test_signed_int8_convolution_on_cortex_m4_is_exact(tmp_path):
     x = RNG.integers(-128, 128, (1, 8, 4, 5)).astype(np.int8)
     w = RNG.integers(-128, 128, (8, 8, 1, 1)).astype(np.int8)
     bias, multiplier = _requant(8, 5e-4, 3e-3)
-    out, listing = _run_on_m4(_SignedConv(w, bias, multiplier), x, str(tmp_path / "signed"), np.int8)
+    out, listing = run_on_board("cortex-m4", _SignedConv(w, bias, multiplier), x, str(tmp_path / "signed"), np.int8)
     total = (conv_ref(x, w, -3, 1, 0) + bias[None, :, None, None]).astype(np.float32) * multiplier[None, :, None, None]
     want = np.clip(np.round(total) - 2, -128, 127).astype(np.int8)
     assert 0.2 < np.mean((want > -128) & (want < 127))
