@@ -18,6 +18,7 @@ from tvm.relax.frontend.onnx.onnx_frontend import ONNXGraphImporter, _get_conver
 from .errors import CaptureError
 from .onnx_quantized import QUANTIZED_CONVERTERS
 from .onnx_recurrent import RecurrentImportError, convert_recurrent
+from .ops.norm import softmax_on_last_axis
 
 Converter = Callable[[relax.BlockBuilder, Sequence[Any], dict, int], relax.Expr]
 
@@ -216,7 +217,21 @@ def one_hot(bb: relax.BlockBuilder, inputs: Sequence[Any], attrs: dict, opset: i
     return op.where(hit, on, off)
 
 
+def _softmax_family(fn) -> Converter:
+    def convert(bb: relax.BlockBuilder, inputs: Sequence[Any], attrs: dict, opset: int) -> relax.Expr | None:
+        """Opset 13's Softmax/LogSoftmax along an inner axis on the last axis (see
+        ``ops.norm.softmax_on_last_axis``); opsets before 13 flatten to 2-D, which TVM's converter does."""
+        ndim = _rank(inputs[0], "input")
+        axis = int(attrs.get("axis", -1))
+        if opset < 13 or ndim == 0:
+            return None
+        return softmax_on_last_axis(fn, inputs[0], _axis(axis, ndim, "axis"), ndim, bb.emit)
+    return convert
+
+
 CONVERTERS: dict[str, Converter] = {
+    "Softmax": _softmax_family(relax.op.nn.softmax),
+    "LogSoftmax": _softmax_family(relax.op.nn.log_softmax),
     "OneHot": one_hot,
     "Celu": celu,
     "LpNormalization": lp_normalization,

@@ -137,20 +137,25 @@ def instance_norm(x, gamma, beta, epsilon=1e-5):
     return relax.Tuple([y, batch_mean, emit(_op.mean(unbiased, axis=0))])
 
 
+def softmax_on_last_axis(fn, x: relax.Expr, axis: int, rank: int, emit_fn=emit) -> relax.Expr:
+    """``fn`` (softmax or log-softmax) along ``axis`` (in ``[0, rank)``) of ``x``, computed on the last axis.
+
+    Along an inner axis TVM's kernel re-reduces per output element (seconds for a 1536x200 map);
+    the rows rule is fast on the last axis, so the axis is moved there and back.
+    """
+    if axis == rank - 1:
+        return emit_fn(fn(x, axis=axis))
+    order = [a for a in range(rank) if a != axis] + [axis]
+    back = [order.index(a) for a in range(rank)]
+    y = emit_fn(fn(emit_fn(_op.permute_dims(x, order)), axis=rank - 1))
+    return emit_fn(_op.permute_dims(y, back))
+
+
 def _softmax_family(fn, x, axis: int) -> relax.Expr:
     """``fn`` along ``axis``; float16 computed in float32 (TVM's float16 exp/sum drift by an ulp or two)."""
     out_dtype = dtype_of(x)
     rank = len(static_shape(x))
-    axis = normalize_axis(axis, rank)
-    x = cast(x, _compute_dtype(x))
-    if axis == rank - 1:
-        return cast(emit(fn(x, axis=axis)), out_dtype)
-    # along an inner axis, TVM's kernel re-reduces per output element (seconds for a 1536x200
-    # map); the rows rule is fast on the last axis, so move the axis there and back
-    order = [a for a in range(rank) if a != axis] + [axis]
-    back = [order.index(a) for a in range(rank)]
-    y = emit(fn(emit(_op.permute_dims(x, order)), axis=rank - 1))
-    return cast(emit(_op.permute_dims(y, back)), out_dtype)
+    return cast(softmax_on_last_axis(fn, cast(x, _compute_dtype(x)), normalize_axis(axis, rank), rank), out_dtype)
 
 
 @rule("softmax")

@@ -127,3 +127,25 @@ def test_one_hot_with_float_depth_and_values_matches_onnxruntime():
         if -4 <= v < 4:
             reference[i, v % 4, j] = 2.0
     np.testing.assert_array_equal(got[0], reference)
+
+
+@pytest.mark.parametrize("op_type", ["Softmax", "LogSoftmax"])
+@pytest.mark.parametrize("axis", [0, 1, -2])
+def test_softmax_along_an_inner_axis_is_computed_on_the_last_axis(op_type, axis):
+    """Opset 13's Softmax along a non-last axis: the values match onnxruntime, and the imported graph
+    reduces along the last axis between two transposes (TVM's kernel along an inner axis re-reduces per
+    output element: 0.6 s for a 1536x200 map instead of 2 ms)."""
+    x = np.random.default_rng(8).standard_normal((3, 40, 24)).astype(np.float32)
+    model = one_node_model(op_type, x, [("y", TensorProto.FLOAT)], {}, opset=13, axis=axis)
+    assert_same(*run_both(model, x))
+    text = import_onnx(model).function.script()
+    name = "log_softmax" if op_type == "LogSoftmax" else "softmax"
+    assert f"R.nn.{name}(" in text and "axis=2)" in text.split(f"R.nn.{name}(")[1].split("\n")[0], text
+    assert text.count("R.permute_dims(") == 2, text
+
+
+def test_softmax_before_opset_13_keeps_the_flattened_semantics():
+    """Opset 11: softmax over all axes from ``axis`` on (the input coerced to 2-D), as onnxruntime."""
+    x = np.random.default_rng(9).standard_normal((2, 5, 6)).astype(np.float32)
+    model = one_node_model("Softmax", x, [("y", TensorProto.FLOAT)], {}, opset=11, axis=1)
+    assert_same(*run_both(model, x))
