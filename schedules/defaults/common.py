@@ -130,12 +130,57 @@ def inline_consumers(sch: Schedule, block) -> None:
             pass
     while True:
         consumers = sch.get_consumers(block)
-        if len(consumers) != 1 or len(sch.get_producers(consumers[0])) != 1:
+        if len(consumers) != 1:
+            return
+        if len(sch.get_producers(consumers[0])) != 1:
+            _inline_side_inputs(sch, consumers[0], block)
+        if len(sch.get_producers(consumers[0])) != 1:
             return
         try:
             sch.reverse_compute_inline(consumers[0])
         except Exception:  # noqa: BLE001
             return
+
+
+def _ancestors(sch: Schedule, block) -> set[str]:
+    names, pending = set(), [block]
+    while pending:
+        current = pending.pop()
+        name = block_name(sch, current)
+        if name not in names:
+            names.add(name)
+            pending.extend(sch.get_producers(current))
+    return names
+
+
+def _numel(buffer) -> int:
+    total = 1
+    for dim in buffer.shape:
+        total *= int(dim) if isinstance(dim, tirx.IntImm) else 1
+    return total
+
+
+def _inline_side_inputs(sch: Schedule, consumer, block) -> None:
+    """Inline into ``consumer`` the element-wise chains of its other operands (a residual add's
+    dequantized skip computed in the same kernel): left as blocks of their own they run as serial
+    whole-map loops and keep the epilogue out of ``block``'s write-back. Only chains whose blocks
+    are no larger than ``consumer``'s output: a per-channel value broadcast over the map would be
+    recomputed per element (``broadcast_epilogue.py`` handles those)."""
+    size = _numel(sch.get(consumer).writes[0].source)
+    keep = _ancestors(sch, block)
+    pending = [p for p in sch.get_producers(consumer) if block_name(sch, p) not in keep]
+    while pending:
+        producer = pending.pop()
+        try:
+            if block_name(sch, producer) in keep or is_reduction(sch, producer):
+                continue
+            if _numel(sch.get(producer).writes[0].source) > size:
+                continue
+            upstream = [p for p in sch.get_producers(producer) if block_name(sch, p) not in keep]
+            sch.compute_inline(producer)
+        except Exception:  # noqa: BLE001 - refused, or already inlined (a diamond)
+            continue
+        pending.extend(upstream)
 
 
 def block_work(sch: Schedule, block) -> int:

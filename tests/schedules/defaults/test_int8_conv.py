@@ -10,11 +10,13 @@ from aotnn.common.parameter import Parameter
 from schedules import target as targets
 
 from conftest import _host_has
-from default_schedule_helpers import rules_used
+from default_schedule_helpers import lowered_kernels, rules_used
 
 RNG = np.random.default_rng(26)
-# LLVM CPU names: AVX2 without AVX-512, and the oldest CPU with AVX-512 VNNI
-CPUS = {"haswell": "avx2", "cascadelake": "avx512_vnni"}
+# LLVM CPU names: AVX2 without AVX-512, AVX2 with AVX-VNNI (no AVX-512), the oldest CPU with AVX-512 VNNI
+CPUS = {"haswell": "avx2", "alderlake": "avx_vnni", "cascadelake": "avx512_vnni"}
+DOT_INSTRUCTION = {"haswell": "llvm.x86.avx2.pmadd.wd", "alderlake": "llvm.x86.avx512.vpdpbusd.256",
+                   "cascadelake": "llvm.x86.avx512.vpdpbusd.512"}
 
 
 @pytest.fixture(params=list(CPUS))
@@ -151,3 +153,78 @@ def test_chained_int8_convolutions_are_exact(int8_cpu):
     np.testing.assert_array_equal(y, y_ref)
     np.testing.assert_array_equal(z, conv_ref(y_ref, w2, 5, 2, 1))
     np.testing.assert_array_equal(d, conv_ref(y_ref, wd, 5, 1, 1, groups=12))
+
+
+class _Residual(nn.Cell):
+    """conv -> requantize (y) -> 1x1 conv whose dequantized result is added to dequantized y (the skip) ->
+    quantize: an int8 residual block's projection, as conversion emits it."""
+
+    def __init__(self, w1, w2, bias, multiplier, scale2):
+        super().__init__()
+        self.w1, self.w2 = Parameter(Tensor(w1), name="w1"), Parameter(Tensor(w2), name="w2")
+        self.bias, self.multiplier = Parameter(Tensor(bias), name="bias"), Parameter(Tensor(multiplier), name="m")
+        self.scale2 = Parameter(Tensor(scale2), name="scale2")
+        self.skip_scale = Parameter(Tensor(np.array([SKIP_SCALE], np.float32)), name="skip_scale")
+        self.out_scale = Parameter(Tensor(np.array([OUT_SCALE], np.float32)), name="out_scale")
+
+    def construct(self, x):
+        y = ops.int8_requantize(ops.int8_conv2d(x, self.w1, 3, None, 1, "pad", 1, 1, 1), self.bias, self.multiplier,
+                                5, 0, 255, "uint8")
+        projected = ops.int8_dequantize(ops.int8_conv2d(y, self.w2, 5, None, 1, "pad", 0, 1, 1), self.scale2, 0)
+        total = projected + ops.int8_dequantize(y, self.skip_scale, 5)
+        return y, ops.int8_quantize(total, self.out_scale, 7, 0, 255, "uint8")
+
+
+SKIP_SCALE, OUT_SCALE = 0.05, 0.08
+
+
+def _residual_operands():
+    x, w1 = _operands("uint8", 1, 8, 20, 24, 8, 3)
+    w2 = RNG.integers(-128, 128, (24, 24, 1, 1)).astype(np.int8)
+    bias = RNG.integers(-3000, 3000, 24).astype(np.int32)
+    multiplier = RNG.uniform(2e-4, 1e-3, 24).astype(np.float32)
+    scale2 = RNG.uniform(1e-4, 4e-4, 24).astype(np.float32)
+    return x, w1, w2, bias, multiplier, scale2
+
+
+def test_residual_projection_is_exact(int8_cpu):
+    x, w1, w2, bias, multiplier, scale2 = _residual_operands()
+    y, out = (t.asnumpy() for t in _Residual(w1, w2, bias, multiplier, scale2)(Tensor(x)))
+    y_ref = requantize_ref(conv_ref(x, w1, 3, 1, 1), bias, multiplier, 5, 0, 255)
+    np.testing.assert_array_equal(y, y_ref)
+    projected = conv_ref(y_ref, w2, 5, 1, 0).astype(np.float32) * scale2[None, :, None, None]
+    total = projected + (y_ref.astype(np.float32) - 5) * np.float32(SKIP_SCALE)
+    want = np.clip(np.rint(total / np.float32(OUT_SCALE)) + 7, 0, 255).astype(np.uint8)
+    assert 0.5 < np.mean((want > 0) & (want < 255))
+    np.testing.assert_array_equal(out, want)
+
+
+def test_residual_projection_runs_as_one_loop_nest(int8_cpu):
+    """The skip operand's dequantize and the sum's quantize run inside the convolution's tiles: left as
+    blocks of their own they were serial whole-map loops (MobileNetV2's 56x56 projection: 5x slower)."""
+    import schedules.defaults as defaults
+    from default_schedule_helpers import _host_kernels
+
+    operands = _residual_operands()[1:]
+    net = _Residual(*operands)
+    kernels, target = _host_kernels(lambda v: net(v), [("x", (1, 8, 20, 20), "uint8")])
+    cpu = defaults.cpu_info(target)
+    fused = {gv.name_hint: func for gv, func in kernels.functions.items()
+             if "int8_conv2d" in gv.name_hint and "divide" in gv.name_hint}  # the sum quantized: x / scale
+    assert len(fused) == 1, [gv.name_hint for gv in kernels.functions]
+    scheduled, rule = defaults.schedule_with_rule(next(iter(fused.values())), cpu, target)
+    assert rule == "int8_conv"
+    text = scheduled.script()
+    root_loops = [line for line in text.splitlines() if line.startswith("    for ")]
+    copies = 1 if 'sblock("aotnn_int8_conv2d_pad")' in text else 0  # AVX2: the input widened to int16 once
+    assert len(root_loops) == 1 + copies, root_loops
+
+
+def test_each_cpu_gets_its_dot_product_instruction(int8_cpu):
+    """vpmaddwd on AVX2, the 256-bit vpdpbusd on AVX-VNNI CPUs without AVX-512, the 512-bit one on AVX-512 VNNI."""
+    w = Tensor(RNG.integers(-128, 128, (16, 8, 3, 3)).astype(np.int8))
+    lowered = lowered_kernels(lambda v: ops.int8_conv2d(v, w, 3, None, 1, "pad", 1, 1, 1), [("x", (1, 8, 9, 9), "uint8")])
+    conv = [text for name, text in lowered.items() if "aotnn_int8_conv2d" in name and "pack" not in name]
+    assert len(conv) == 1, list(lowered)
+    used = {name for name in DOT_INSTRUCTION.values() if name in conv[0]}
+    assert used == {DOT_INSTRUCTION[int8_cpu]}, used
