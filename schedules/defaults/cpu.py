@@ -23,6 +23,8 @@ class CpuInfo:
             (Winograd's transformed tiles hold 4x its input).
         l2_bytes: one core's L2 cache (``caches.py``).
         avx2: the CPU has AVX2 (256-bit integer vectors: ``vpmaddwd``, int16 dot products of 2 into int32).
+        avx_vnni: the CPU has AVX-VNNI (the VEX-encoded 256-bit ``vpdpbusd`` of Alder Lake and later
+            Intel client CPUs, which lack AVX-512).
         fma_by_lane: an FMA can take its multiplier from one lane of a register (AArch64's ``fmla`` by
             element), so a vector load of an input serves ``lanes`` broadcast steps (``lane_fma.py``).
     """
@@ -33,6 +35,7 @@ class CpuInfo:
     vnni: bool = False
     small_memory: bool = False
     avx2: bool = False
+    avx_vnni: bool = False
     fma_by_lane: bool = False
     aarch64: bool = False
     dotprod: bool = False
@@ -74,7 +77,7 @@ def cpu_info(target: tvm.target.Target) -> CpuInfo | None:
     if _has("avx512f", target):
         return CpuInfo(512, 32, cores, vnni=_has("avx512vnni", target), avx2=_has("avx2", target), l2_bytes=l2)
     if _has("avx2", target) or _has("avx", target):
-        return CpuInfo(256, 16, cores, avx2=_has("avx2", target), l2_bytes=l2)
+        return CpuInfo(256, 16, cores, avx2=_has("avx2", target), avx_vnni=_has("avxvnni", target), l2_bytes=l2)
     if triple.startswith(("aarch64", "arm64")):
         return CpuInfo(128, 32, cores, fma_by_lane=True, aarch64=True, dotprod=_has("dotprod", target),
                        l2_bytes=l2)

@@ -13,9 +13,11 @@ legalization, into
   channels held in registers, whose inner ``(L, D)`` step is one instruction:
 
   - AVX-512 VNNI: ``vpdpbusd`` (L = 16 int32 lanes, D = 4 byte pairs each; int8 weights);
-  - AVX2: ``vpmaddwd`` on 16-bit operands (L = 8, D = 2; the weights are packed as int16, the
-    activation pair widened): exact for any operands. ``vpmaddubsw`` would multiply the bytes
-    directly but saturates its int16 pair sums (2 x 255 x 127 > 32767), so it is not used.
+  - AVX-VNNI (AVX2 CPUs with the VEX ``vpdpbusd``: Alder Lake and later): L = 8, D = 4, int8 weights;
+  - AVX2: ``vpmaddwd`` on 16-bit operands (L = 8, D = 2; the weights are packed as int16 and the padded
+    copy of the input is int16, so a step is a 32-bit broadcast and one ``vpmaddwd``): exact for any
+    operands. ``vpmaddubsw`` would multiply the bytes directly but saturates its int16 pair sums
+    (2 x 255 x 127 > 32767), so it is not used.
 
 - ``aotnn_int8_conv2d_out``: the first OC channels and OW columns, where the requantization
   epilogue (bias, float32 multiplier, round half to even, zero point, clamp) is inlined.
@@ -60,20 +62,21 @@ class DotStep:
 
 VNNI = DotStep(int8_vnni.LANES, int8_vnni.DEPTH, "int8", int8_vnni.INTRIN)  # the dense kernel's intrinsic
 AVX2 = DotStep(8, 2, "int16", "aotnn_conv_dot_8x2_u8i16i32_avx2")
+AVX_VNNI = DotStep(8, 4, "int8", "aotnn_conv_dot_8x4_u8i8i32_avxvnni")
 
 
-_avx2_desc = dot_desc("uint8", AVX2.weight_dtype, AVX2.lanes, AVX2.depth)
+_avx2_desc = dot_desc("int16", AVX2.weight_dtype, AVX2.lanes, AVX2.depth)
 
 
 @T.prim_func(s_tir=True)
 def _avx2_impl(a: T.handle, b: T.handle, c: T.handle) -> None:
-    A = T.match_buffer(a, (2,), "uint8", offset_factor=1, align=1)
+    A = T.match_buffer(a, (2,), "int16", offset_factor=1, align=1)
     B = T.match_buffer(b, (8, 2), "int16", offset_factor=1, align=1)
     C = T.match_buffer(c, (8,), "int32", offset_factor=1, align=1)
     with T.sblock("root"):
         T.reads(C[0:8], A[0:2], B[0:8, 0:2])
         T.writes(C[0:8])
-        pair = T.reinterpret(T.cast(A.vload([0], "uint8x2"), "int16x2"), dtype="int32")
+        pair = T.reinterpret(A.vload([0], "int16x2"), dtype="int32")
         C[T.ramp(T.int32(0), 1, 8)] = C.vload([0], dtype="int32x8") + T.call_llvm_pure_intrin(
             T.llvm_lookup_intrinsic_id("llvm.x86.avx2.pmadd.wd"),
             T.reinterpret(T.broadcast(pair, 8), dtype="int16x16"), B.vload([0, 0], dtype="int16x16"),
@@ -89,10 +92,32 @@ if tvm.ir.Op.get("tirx.nearbyint").get_attr("TVectorizable") is None:
 TensorIntrin.register(AVX2.intrin, _avx2_desc, _avx2_impl, override=True)
 
 
+@T.prim_func(s_tir=True)
+def _avx_vnni_impl(a: T.handle, b: T.handle, c: T.handle) -> None:
+    A = T.match_buffer(a, (4,), "uint8", offset_factor=1, align=1)
+    B = T.match_buffer(b, (8, 4), "int8", offset_factor=1, align=1)
+    C = T.match_buffer(c, (8,), "int32", offset_factor=1, align=1)
+    with T.sblock("root"):
+        T.reads(C[0:8], A[0:4], B[0:8, 0:4])
+        T.writes(C[0:8])
+        # LLVM selects the VEX encoding (AVX-VNNI) for this intrinsic where AVX-512 VL is absent
+        a_u8x32 = T.reinterpret(T.broadcast(T.reinterpret(A.vload([0], "uint8x4"), dtype="int32"), 8),
+                                dtype="uint8x32")
+        C[T.ramp(T.int32(0), 1, 8)] = T.call_llvm_pure_intrin(
+            T.llvm_lookup_intrinsic_id("llvm.x86.avx512.vpdpbusd.256"),
+            C.vload([0], dtype="int32x8"), a_u8x32, B.vload([0, 0], dtype="int8x32"), dtype="int32x8")
+
+
+TensorIntrin.register(AVX_VNNI.intrin, dot_desc("uint8", "int8", AVX_VNNI.lanes, AVX_VNNI.depth), _avx_vnni_impl,
+                      override=True)
+
+
 def dot_step(cpu: CpuInfo) -> DotStep | None:
     """The dot-product instruction the int8 convolution uses on ``cpu``, or None (no rewrite)."""
     if cpu.vnni:
         return VNNI
+    if cpu.avx_vnni:
+        return AVX_VNNI
     if cpu.avx2:
         return AVX2
     return None
@@ -129,15 +154,17 @@ def pack_weight(w: te.Tensor, step_lanes: int, step_depth: int, weight_dtype: st
 
 
 def _padded(x: te.Tensor, padding, pad_value: int, rows: int, cols: int, channels: int, name: str,
-            to_unsigned: bool = False, nchw: bool = False) -> te.Tensor:
+            to_unsigned: bool = False, nchw: bool = False, widen: bool = False) -> te.Tensor:
     """NHWC ``x`` padded by (top, left) with ``pad_value``, cut or extended to rows x cols x channels;
-    with ``to_unsigned`` an int8 ``x`` (and the fill) shifted by +128 onto uint8. An NCHW ``x`` (``nchw``,
-    a tensor without a channels-last form) is read as such: the padded copy is the transposition."""
+    with ``to_unsigned`` an int8 ``x`` (and the fill) shifted by +128 onto uint8; with ``widen`` stored as
+    int16 (AVX2's ``vpmaddwd`` multiplies 16-bit pairs: widened once here, not in every dot product).
+    An NCHW ``x`` (``nchw``, a tensor without a channels-last form) is read as such: the padded copy is
+    the transposition."""
     n, h, w, c = conv2d._nhwc_shape(x, nchw)
     top, left = padding[0], padding[1]
-    if top == 0 and left == 0 and rows <= h and cols <= w and channels == c and not to_unsigned and not nchw:
+    if top == 0 and left == 0 and rows <= h and cols <= w and channels == c and not (to_unsigned or nchw or widen):
         return x
-    dtype = "uint8" if to_unsigned else x.dtype
+    dtype = "int16" if widen else "uint8" if to_unsigned else x.dtype
     fill = tirx.const(pad_value + (128 if to_unsigned else 0), dtype)
 
     def element(b, i, j, ch):
@@ -147,7 +174,7 @@ def _padded(x: te.Tensor, padding, pad_value: int, rows: int, cols: int, channel
         value = x[b, channel, row, col] if nchw else x[b, row, col, channel]
         if to_unsigned:
             value = (value.astype("int16") + tirx.const(128, "int16")).astype("uint8")
-        return tirx.if_then_else(inside, value, fill)
+        return tirx.if_then_else(inside, value.astype(dtype), fill)
 
     return te.compute((n, rows, cols, channels), element, name=name)
 
@@ -209,7 +236,7 @@ def conv2d_int8(x: te.Tensor, wp: te.Tensor, wsum: te.Tensor | None = None, *, s
     oh, ow, ow_padded, rows, cols = tiled_geometry(x, wp, strides=strides, padding=padding, dilation=dilation,
                                                    ow_block=ow_block, nchw_input=nchw_input)
     data = _padded(x, padding, pad_value, rows, cols, groups_of_depth * depth, PAD, to_unsigned=wsum is not None,
-                   nchw=nchw_input)
+                   nchw=nchw_input, widen=str(wp.dtype) == "int16")
     acc = packed_sums(data, wp, out_rows=oh, out_cols=ow_padded, strides=strides, dilation=dilation,
                       ow_block=ow_block, name=ACC)
     if wsum is None:
@@ -317,7 +344,11 @@ def matches(sch: Schedule) -> bool:
 
 def _step_of(sch: Schedule, acc) -> DotStep:
     weight = next(r.source for r in sch.get(acc).reads if len(r.source.shape) == 6)
-    return VNNI if str(weight.dtype) == "int8" else AVX2
+    lanes, depth = (int(d) for d in weight.shape[4:])
+    for step in (VNNI, AVX_VNNI, AVX2):
+        if (step.lanes, step.depth, step.weight_dtype) == (lanes, depth, str(weight.dtype)):
+            return step
+    raise common.NotScheduled(f"int8 convolution with a ({lanes}, {depth}) {weight.dtype} weight tile: no x86 step")
 
 
 def _schedule_pad(sch: Schedule, pad, cpu: CpuInfo) -> None:
@@ -326,7 +357,7 @@ def _schedule_pad(sch: Schedule, pad, cpu: CpuInfo) -> None:
     b, i, j, ch = sch.get_loops(pad)
     channels = common.extent(sch, ch) or 1
     if channels >= 8:
-        common.vectorize_inner(sch, pad, ch, cpu.lanes("uint8"))
+        common.vectorize_inner(sch, pad, ch, cpu.lanes(str(sch.get(pad).writes[0].source.dtype)))
     else:
         sch.unroll(ch)
     rows = sch.fuse(b, i)
