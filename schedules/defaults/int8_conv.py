@@ -90,26 +90,8 @@ if tvm.ir.Op.get("tirx.nearbyint").get_attr("TVectorizable") is None:
     tvm.ir.register_op_attr("tirx.nearbyint", "TVectorizable", True)
 
 TensorIntrin.register(AVX2.intrin, _avx2_desc, _avx2_impl, override=True)
-
-
-@T.prim_func(s_tir=True)
-def _avx_vnni_impl(a: T.handle, b: T.handle, c: T.handle) -> None:
-    A = T.match_buffer(a, (4,), "uint8", offset_factor=1, align=1)
-    B = T.match_buffer(b, (8, 4), "int8", offset_factor=1, align=1)
-    C = T.match_buffer(c, (8,), "int32", offset_factor=1, align=1)
-    with T.sblock("root"):
-        T.reads(C[0:8], A[0:4], B[0:8, 0:4])
-        T.writes(C[0:8])
-        # LLVM selects the VEX encoding (AVX-VNNI) for this intrinsic where AVX-512 VL is absent
-        a_u8x32 = T.reinterpret(T.broadcast(T.reinterpret(A.vload([0], "uint8x4"), dtype="int32"), 8),
-                                dtype="uint8x32")
-        C[T.ramp(T.int32(0), 1, 8)] = T.call_llvm_pure_intrin(
-            T.llvm_lookup_intrinsic_id("llvm.x86.avx512.vpdpbusd.256"),
-            C.vload([0], dtype="int32x8"), a_u8x32, B.vload([0, 0], dtype="int8x32"), dtype="int32x8")
-
-
-TensorIntrin.register(AVX_VNNI.intrin, dot_desc("uint8", "int8", AVX_VNNI.lanes, AVX_VNNI.depth), _avx_vnni_impl,
-                      override=True)
+TensorIntrin.register(AVX_VNNI.intrin, dot_desc("uint8", "int8", AVX_VNNI.lanes, AVX_VNNI.depth),
+                      int8_vnni.vpdpbusd_impl(AVX_VNNI.lanes), override=True)
 
 
 def dot_step(cpu: CpuInfo) -> DotStep | None:

@@ -37,20 +37,33 @@ INTRIN = "aotnn_dot_16x4_u8i8i32_vnni"
 _dot_desc = dot_desc("uint8", "int8", LANES, DEPTH)
 
 
-@T.prim_func(s_tir=True)
-def _dot_vnni(a: T.handle, b: T.handle, c: T.handle) -> None:
-    A = T.match_buffer(a, (4,), "uint8", offset_factor=1, align=1)
-    B = T.match_buffer(b, (16, 4), "int8", offset_factor=1, align=1)
-    C = T.match_buffer(c, (16,), "int32", offset_factor=1, align=1)
-    with T.sblock("root"):
-        T.reads(C[0:16], A[0:4], B[0:16, 0:4])
-        T.writes(C[0:16])
-        # LLVM 20 declares the byte operands <64 x i8> (older releases: <16 x i32>)
-        a_u8x64 = T.reinterpret(T.broadcast(T.reinterpret(A.vload([0], "uint8x4"), dtype="int32"), 16),
-                                dtype="uint8x64")
-        C[T.ramp(T.int32(0), 1, 16)] = T.call_llvm_pure_intrin(
-            T.llvm_lookup_intrinsic_id("llvm.x86.avx512.vpdpbusd.512"),
-            C.vload([0], dtype="int32x16"), a_u8x64, B.vload([0, 0], dtype="int8x64"), dtype="int32x16")
+def vpdpbusd_impl(lanes: int):
+    """``vpdpbusd`` on ``lanes`` int32 lanes (16: AVX-512 VNNI; 8: the 256-bit form, VEX-encoded AVX-VNNI
+    where AVX-512 VL is absent), each adding 4 uint8 x int8 products: the implementation of
+    ``dot_desc("uint8", "int8", lanes, 4)``."""
+    width = lanes * 4
+    intrinsic = f"llvm.x86.avx512.vpdpbusd.{lanes * 32}"
+    acc_type, bytes_type, act_type = f"int32x{lanes}", f"int8x{width}", f"uint8x{width}"
+
+    @T.prim_func(s_tir=True)
+    def impl(a: T.handle, b: T.handle, c: T.handle) -> None:
+        A = T.match_buffer(a, (4,), "uint8", offset_factor=1, align=1)
+        B = T.match_buffer(b, (lanes, 4), "int8", offset_factor=1, align=1)
+        C = T.match_buffer(c, (lanes,), "int32", offset_factor=1, align=1)
+        with T.sblock("root"):
+            T.reads(C[0:lanes], A[0:4], B[0:lanes, 0:4])
+            T.writes(C[0:lanes])
+            # LLVM 20 declares the byte operands <N x i8> (older releases: <N/4 x i32>)
+            activations = T.reinterpret(T.broadcast(T.reinterpret(A.vload([0], "uint8x4"), dtype="int32"), lanes),
+                                        dtype=act_type)
+            C[T.ramp(T.int32(0), 1, lanes)] = T.call_llvm_pure_intrin(
+                T.llvm_lookup_intrinsic_id(intrinsic), C.vload([0], dtype=acc_type), activations,
+                B.vload([0, 0], dtype=bytes_type), dtype=acc_type)
+
+    return impl
+
+
+_dot_vnni = vpdpbusd_impl(LANES)
 
 
 TensorIntrin.register(INTRIN, _dot_desc, _dot_vnni, override=True)
