@@ -3,7 +3,8 @@
 The float LeNet5 and a LeNet5 of Conv2dQuant/DenseQuant/ActQuant layers train the same way
 (tools/bench_quant.py); the QAT network converted to int8 kernels, and the float network quantized after
 training from 320 training images (PostTrainingQuantization), must classify the held-out split within
-one point of the float network.
+one point of the float network, and agree on the top-1 class of at least 99% of it with the float network
+each deploys.
 """
 from __future__ import annotations
 
@@ -38,3 +39,12 @@ def test_int8_lenet5_keeps_float_accuracy(bench_quant):
     ptq_layers = [c for _, c in result["ptq"].cells_and_names() if isinstance(c, Int8Layer)]
     assert [layer.fused for layer in ptq_layers] == [True, True, True, True, False]
     assert [layer.integer_input for layer in ptq_layers] == [False, True, True, True, True]
+    # top-1 agreement on the held-out digits: each int8 network against the float network it deploys
+    # (PTQ: the float LeNet5; QAT: the trained fake-quant network)
+    test_x = result["test"][0]
+
+    def top1(net):
+        return np.argmax(net(bench_quant.Tensor(test_x)).asnumpy(), axis=1)
+
+    assert np.mean(top1(result["ptq"]) == top1(result["float"])) >= 0.99
+    assert np.mean(top1(result["int8"]) == top1(result["qat"])) >= 0.99
